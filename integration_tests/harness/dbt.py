@@ -1,0 +1,80 @@
+"""Drive dbt in-process with `dbtRunner` against the integration-test project."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.paths import INTEGRATION_TESTS
+
+_deps_done: set[str] = set()
+_lock = threading.Lock()
+
+
+class DbtError(AssertionError):
+    """A dbt invocation failed; `messages` holds every error dbt reported."""
+
+    def __init__(self, args: list[str], messages: list[str]):
+        self.args_ = args
+        self.messages = messages
+        super().__init__(f"dbt {' '.join(args)} failed:\n" + "\n".join(messages))
+
+
+@dataclass
+class DbtRun:
+    args: list[str]
+    success: bool
+    result: Any
+    exception: BaseException | None
+    messages: list[str] = field(default_factory=list)
+
+    def node_results(self) -> dict[str, Any]:
+        """node name -> RunResult, for `run`/`build`/`test`/`seed`."""
+        results = getattr(self.result, "results", None) or []
+        return {r.node.name: r for r in results if getattr(r, "node", None) is not None}
+
+
+def _messages(result: Any, exception: BaseException | None) -> list[str]:
+    messages = []
+    if exception is not None:
+        messages.append(str(exception))
+    for r in getattr(result, "results", None) or []:
+        status = str(getattr(r, "status", ""))
+        if status.lower() in {"error", "fail", "runtimeerror", "warn"} and getattr(r, "message", None):
+            name = getattr(getattr(r, "node", None), "name", "?")
+            messages.append(f"{name}: {status}: {r.message}")
+    return messages
+
+
+def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_clustering_it",
+            vars: dict[str, Any] | None = None, project_dir: Path = INTEGRATION_TESTS,
+            expect_success: bool = True, env: dict[str, str] | None = None) -> DbtRun:
+    """Run `dbt <args>` in this process (so the embedded SparkSession is shared).
+
+    Raises DbtError with every reported error when the outcome differs from `expect_success`.
+    """
+    from dbt.cli.main import dbtRunner
+
+    os.environ.update({"SPARK_CLUSTERING_TARGET": target, "SPARK_CLUSTERING_SCHEMA": schema,
+                       "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **(env or {})})
+    project_dir = Path(project_dir)
+    common = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
+    with _lock:
+        if str(project_dir) not in _deps_done:
+            deps = dbtRunner().invoke(["deps", "--quiet", *common])
+            if not deps.success:
+                raise DbtError(["deps"], _messages(deps.result, deps.exception))
+            _deps_done.add(str(project_dir))
+    full = [*args, *common, "--target", target]
+    if vars:
+        full += ["--vars", json.dumps(vars)]
+    res = dbtRunner().invoke(full)
+    run = DbtRun(full, bool(res.success), res.result, res.exception, _messages(res.result, res.exception))
+    if run.success != expect_success:
+        if expect_success:
+            raise DbtError(full, run.messages or ["(dbt reported no message)"])
+        raise AssertionError(f"dbt {' '.join(full)} succeeded but a failure was expected")
+    return run

@@ -1,0 +1,20 @@
+"""One place for the repo's paths and the names the Scala extension is loaded by."""
+import os
+from pathlib import Path
+
+# Everything this project starts listens on loopback only.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+REPO = Path(__file__).resolve().parents[2]
+INTEGRATION_TESTS = REPO / "integration_tests"
+BUILD = REPO / "build"
+JAR = BUILD / "spark-clustering-udfs.jar"
+EXTENSION_CLASS = "org.apache.spark.sql.sparkclustering.SparkClusteringExtensions"
+# Git-ignored scratch space for warehouses, metastores and server logs.
+WORK = BUILD / "work"
+
+
+def spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent

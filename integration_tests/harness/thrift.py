@@ -1,0 +1,121 @@
+"""A real Spark Thrift Server from the pyspark install, on loopback, started and stopped by pid."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from harness.paths import EXTENSION_CLASS, JAR, WORK, spark_home
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+class ThriftServer:
+    """`spark-submit --class ...HiveThriftServer2` with its own warehouse + Derby metastore.
+
+    Port and bind host go after `spark-internal` as --hiveconf (a --conf port is ignored).
+    """
+
+    def __init__(self, work_dir: Path | None = None, master: str = "local[2]", with_jar: bool = True,
+                 extra_conf: dict[str, str] | None = None, startup_timeout: float = 180.0):
+        self.work_dir = Path(work_dir or WORK / "thrift").resolve()
+        self.master = master
+        self.with_jar = with_jar
+        self.extra_conf = extra_conf or {}
+        self.startup_timeout = startup_timeout
+        self.host = "127.0.0.1"
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.work_dir / "thriftserver.log"
+
+    def command(self) -> list[str]:
+        conf = {
+            "spark.sql.warehouse.dir": str(self.work_dir / "warehouse"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL":
+                f"jdbc:derby:;databaseName={self.work_dir / 'metastore_db'};create=true",
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.work_dir}",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.enabled": "false",
+            "spark.sql.session.timeZone": "UTC",
+            **self.extra_conf,
+        }
+        cmd = [str(spark_home() / "bin" / "spark-submit"),
+               "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+               "--master", self.master, "--name", "spark_clustering_thrift"]
+        if self.with_jar:
+            if not JAR.exists():
+                raise FileNotFoundError(f"{JAR} is missing: run scripts/setup")
+            cmd += ["--jars", str(JAR)]
+            conf["spark.sql.extensions"] = EXTENSION_CLASS
+        for key, value in conf.items():
+            cmd += ["--conf", f"{key}={value}"]
+        cmd += ["spark-internal",
+                "--hiveconf", f"hive.server2.thrift.port={self.port}",
+                "--hiveconf", f"hive.server2.thrift.bind.host={self.host}"]
+        return cmd
+
+    def start(self) -> "ThriftServer":
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1"}
+        log = open(self.log_path, "wb")
+        # Own process group, so stop() reaches the JVM and anything it forked.
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
+                                     cwd=self.work_dir, start_new_session=True)
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"thrift server exited with {self.proc.returncode}; log:\n{self.tail()}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(1)
+        self.stop()
+        raise TimeoutError(f"thrift server did not accept connections on {self.port}; log:\n{self.tail()}")
+
+    def tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 60.0) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        pgid = os.getpgid(self.proc.pid)
+        os.killpg(pgid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(pgid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def __enter__(self) -> "ThriftServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

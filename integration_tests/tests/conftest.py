@@ -1,0 +1,50 @@
+"""Shared fixtures: ONE embedded SparkSession for the whole pytest process, dbt in-process.
+
+Starting Spark costs ~30 s, so every module shares the session; modules isolate themselves by
+using their own dbt schema (`dbt_schema`).
+"""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from harness.dbt import run_dbt
+from harness.paths import WORK
+from harness.spark import get_spark
+
+PYTEST_WORK = WORK / "pytest"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    # A clean warehouse + metastore per pytest run: no table survives from an earlier run.
+    shutil.rmtree(PYTEST_WORK / "session", ignore_errors=True)
+    session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests")
+    try:
+        import spark_clustering_udfs
+    except ImportError:  # the Python UDF package is optional for modules that do not use it
+        spark_clustering_udfs = None
+    if spark_clustering_udfs is not None:
+        # Same functions, `py_` prefix, so native and Python can be compared in one session.
+        spark_clustering_udfs.register(session, prefix="py_")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def dbt_schema(request) -> str:
+    """A schema of the module's own, e.g. `it_test_smoke`."""
+    return "it_" + request.module.__name__.rsplit(".", 1)[-1]
+
+
+@pytest.fixture(scope="module")
+def dbt(spark, dbt_schema):
+    """`dbt(args, **kw)` runs dbt in-process on the shared session in the module's schema."""
+
+    def _run(args, **kw):
+        kw.setdefault("schema", dbt_schema)
+        return run_dbt(args, **kw)
+
+    spark.sql(f"create database if not exists {dbt_schema}")
+    return _run
