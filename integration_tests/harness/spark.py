@@ -23,6 +23,7 @@ def session_conf(work_dir: Path, with_jar: bool = True) -> dict[str, str]:
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir}",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         # dbt-spark forces this too; set it up front so every statement sees one mode.
         "spark.sql.ansi.enabled": "false",

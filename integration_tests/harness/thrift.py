@@ -56,6 +56,7 @@ class ThriftServer:
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.work_dir}",
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
             "spark.sql.session.timeZone": "UTC",
             **self.extra_conf,
         }

@@ -1,0 +1,64 @@
+{#- Quantile boundaries of every clustering column in ONE pass over the source (Delta spends a pass
+    per column), plus the source's row checksum from the same pass.
+
+    Sample, then cut: a `rand() < fraction` sample of ~sample_rows is collected per column, sorted
+    by Spark's own ordering (full strings, NaN last, NULLs dropped) and cut at i/ranges. Returns
+    {'row_count', 'hash_sum', 'hash_xor', 'columns': {name: {'type', 'literals', 'sample_size'}}}
+    where `literals` are SQL literals of the distinct, ascending boundaries. -#}
+{% macro range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed=42) %}
+    {{ return(adapter.dispatch('range_boundaries', 'spark_clustering')(from_sql, columns, all_columns, ranges, sample_fraction, seed)) }}
+{% endmacro %}
+
+{% macro spark__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed) %}
+    {%- set sampled = [] -%}
+    {%- set cuts = [] -%}
+    {%- for col in columns -%}
+        {%- set q = spark_clustering.quoted_columns([col.name]) -%}
+        {%- set r = ranges[col.name] -%}
+        {#- collect_list drops NULLs: NULL gets range id 0 of its own, never a boundary. -#}
+        {%- do sampled.append('sort_array(collect_list(' ~ q ~ ') filter (where __sc_in_sample)) as s_' ~ loop.index0) -%}
+        {#- Cut i of r at the ceil(i * m / r)-th of m sorted sample values; duplicates (heavy hitters) collapse. -#}
+        {%- do cuts.append(
+            'transform(case when size(s_' ~ loop.index0 ~ ') = 0 then array() else array_distinct(transform(sequence(1, ' ~ (r - 1) ~ '), '
+            ~ 'i -> element_at(s_' ~ loop.index0 ~ ', cast(ceil(i * size(s_' ~ loop.index0 ~ ') / ' ~ r ~ '.0D) as int)))) end, '
+            ~ 'x -> ' ~ spark_clustering.sql_literal_expression('x', col.type, col.name) ~ ') as b_' ~ loop.index0
+            ~ ', size(s_' ~ loop.index0 ~ ') as n_' ~ loop.index0) -%}
+    {%- endfor -%}
+    {%- set sql -%}
+        select row_count, hash_sum, hash_xor, {{ cuts | join(', ') }}
+        from (
+            select {{ spark_clustering.row_checksum_expressions(all_columns) }}, {{ sampled | join(', ') }}
+            from (select *, rand({{ seed }}) < {{ sample_fraction }} as __sc_in_sample from {{ from_sql }})
+        )
+    {%- endset -%}
+    {%- set row = run_query(sql).rows[0] -%}
+    {%- set result = {'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int, 'columns': {}} -%}
+    {%- for col in columns -%}
+        {%- set literals = row[3 + 2 * loop.index0] -%}
+        {#- Over Thrift an array arrives as JSON text; over the session as a list. -#}
+        {%- if literals is string -%}{%- set literals = fromjson(literals) -%}{%- endif -%}
+        {%- do result['columns'].update({col.name: {'type': col.type, 'literals': literals | list,
+                                                     'sample_size': row[4 + 2 * loop.index0] | int}}) -%}
+    {%- endfor -%}
+    {{ return(result) }}
+{% endmacro %}
+
+{#- A SQL expression that renders value `x` of Spark type `type` as an exact SQL literal of that
+    type: strings through their UTF-8 hex (no escaping to get wrong), timestamps through epoch
+    micros (no time zone to get wrong), the rest through cast(string) which round-trips. -#}
+{% macro sql_literal_expression(x, type, column_name) %}
+    {%- set t = type | lower -%}
+    {%- if t == 'string' or t.startswith('varchar') or t.startswith('char') or t.startswith('string collate') -%}
+        {{ return("concat('cast(X', chr(39), hex(" ~ x ~ "), chr(39), ' as string)')") }}
+    {%- elif t == 'binary' -%}
+        {{ return("concat('X', chr(39), hex(" ~ x ~ "), chr(39))") }}
+    {%- elif t == 'timestamp' -%}
+        {{ return("concat('timestamp_micros(', cast(unix_micros(" ~ x ~ ") as string), ')')") }}
+    {%- elif t in ['boolean', 'tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'date', 'timestamp_ntz']
+            or t.startswith('decimal') -%}
+        {{ return("concat('cast(', chr(39), cast(" ~ x ~ " as string), chr(39), ' as " ~ t ~ ")')") }}
+    {%- else -%}
+        {{ spark_clustering.config_error('cluster_by', column_name,
+            "column '" ~ column_name ~ "' has type " ~ type ~ ", which has no total order to cluster on; cluster on a numeric, string, date, timestamp, boolean or binary column (or an expression of one in the model)") }}
+    {%- endif -%}
+{% endmacro %}

@@ -1,0 +1,22 @@
+{#- Name and Spark type of every column a query returns, in order: [{'name': .., 'type': ..}]. -#}
+{% macro describe_columns(sql) %}
+    {{ return(adapter.dispatch('describe_columns', 'spark_clustering')(sql)) }}
+{% endmacro %}
+
+{% macro spark__describe_columns(sql) %}
+    {%- set columns = [] -%}
+    {%- if execute -%}
+        {#- DESCRIBE QUERY types the output without running the query. -#}
+        {%- set described = run_query('describe query ' ~ sql) -%}
+        {%- for row in described.rows -%}
+            {%- if row[0] and not row[0].startswith('#') -%}
+                {%- do columns.append({'name': row[0], 'type': row[1] | lower}) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(columns) }}
+{% endmacro %}
+
+{% macro default__describe_columns(sql) %}
+    {{ exceptions.raise_compiler_error('spark_clustering.describe_columns needs Spark SQL (DESCRIBE QUERY); adapter ' ~ adapter.type() ~ ' is not supported') }}
+{% endmacro %}

@@ -1,0 +1,23 @@
+{#- Order-independent fingerprint of a relation or query: row count, the sum of 32-bit row hashes
+    (cannot overflow a bigint below 2^32 rows) and the xor of 64-bit row hashes. Two inputs with the
+    same rows in any order and any file layout give the same three numbers. -#}
+{% macro row_checksum(from_sql, column_names) %}
+    {{ return(adapter.dispatch('row_checksum', 'spark_clustering')(from_sql, column_names)) }}
+{% endmacro %}
+
+{% macro spark__row_checksum(from_sql, column_names) %}
+    {%- set rows = run_query('select ' ~ spark_clustering.row_checksum_expressions(column_names) ~ ' from ' ~ from_sql).rows -%}
+    {{ return({'row_count': rows[0][0] | int, 'hash_sum': rows[0][1] | int, 'hash_xor': rows[0][2] | int}) }}
+{% endmacro %}
+
+{#- The same three expressions, for a query that computes them alongside other aggregates. -#}
+{% macro row_checksum_expressions(column_names) %}
+    {%- set cols = spark_clustering.quoted_columns(column_names) -%}
+    {{ return('count(*) as row_count, coalesce(sum(cast(hash(' ~ cols ~ ') as bigint)), 0) as hash_sum, coalesce(bit_xor(xxhash64(' ~ cols ~ ')), 0) as hash_xor') }}
+{% endmacro %}
+
+{% macro quoted_columns(column_names) %}
+    {%- set quoted = [] -%}
+    {%- for name in column_names -%}{%- do quoted.append('`' ~ name | replace('`', '``') ~ '`') -%}{%- endfor -%}
+    {{ return(quoted | join(', ')) }}
+{% endmacro %}
