@@ -78,3 +78,22 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
             raise DbtError(full, run.messages or ["(dbt reported no message)"])
         raise AssertionError(f"dbt {' '.join(full)} succeeded but a failure was expected")
     return run
+
+
+
+def run_operation_json(macro: str, args: dict[str, Any], prefix: str | None = None, **kw) -> Any:
+    """Run `dbt run-operation <macro> --args <json>` and parse the JSON the macro prints on one line
+    after `<prefix>: ` (default: the macro name)."""
+    import contextlib
+    import io
+
+    prefix = (prefix or macro) + ": "
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured):  # dbt's Jinja print() writes to sys.stdout
+        run_dbt(["run-operation", macro, "--args", json.dumps(args)], **kw)
+    lines = captured.getvalue().splitlines()
+    for line in lines:
+        idx = line.find(prefix)
+        if idx >= 0:
+            return json.loads(line[idx + len(prefix):])
+    raise AssertionError(f"run-operation {macro} printed no line with {prefix!r}:\n" + "\n".join(lines[-40:]))

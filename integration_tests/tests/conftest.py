@@ -5,6 +5,7 @@ using their own dbt schema (`dbt_schema`).
 """
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -13,13 +14,13 @@ from harness.dbt import run_dbt
 from harness.paths import WORK
 from harness.spark import get_spark
 
-PYTEST_WORK = WORK / "pytest"
+# Per process, so two pytest runs on one machine never share (or wipe) a warehouse.
+PYTEST_WORK = WORK / f"pytest-{os.getpid()}"
 
 
 @pytest.fixture(scope="session")
 def spark():
     # A clean warehouse + metastore per pytest run: no table survives from an earlier run.
-    shutil.rmtree(PYTEST_WORK / "session", ignore_errors=True)
     session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests")
     try:
         import spark_clustering_udfs
@@ -30,6 +31,7 @@ def spark():
         spark_clustering_udfs.register(session, prefix="py_")
     yield session
     session.stop()
+    shutil.rmtree(PYTEST_WORK, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

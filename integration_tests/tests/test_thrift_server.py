@@ -1,6 +1,8 @@
 """A real Spark Thrift Server (separate JVM, TCP on loopback) builds a model through `method: thrift`."""
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 
 import pytest
@@ -14,16 +16,14 @@ SCHEMA = "it_thrift"
 
 @pytest.fixture(scope="module")
 def thrift_server(request):
-    import shutil
-
-    work = WORK / "pytest" / "thrift"
-    shutil.rmtree(work, ignore_errors=True)
+    work = WORK / f"thrift-{os.getpid()}"
     server = ThriftServer(work).start()
     capman = request.config.pluginmanager.getplugin("capturemanager")
     with capman.global_and_fixture_disabled():
         print(f"\n[thrift] server pid {server.pid} listening on {server.host}:{server.port}")
     yield server
     server.stop()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def _env(server: ThriftServer) -> dict[str, str]:

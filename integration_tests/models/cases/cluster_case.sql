@@ -1,0 +1,15 @@
+-- A configurable clustered model for the tests: source table and every clustering config from vars.
+{{ config(
+    materialized='clustered_table',
+    cluster_by=var('case_cluster_by', ['a', 'b']),
+    cluster_method=var('case_method', 'hilbert'),
+    cluster_ranges=var('case_ranges', 1000),
+    cluster_target_file_rows=var('case_file_rows', 1000000),
+    cluster_num_files=var('case_num_files', none),
+    file_format=var('case_format', 'parquet'),
+    partition_by=var('case_partition_by', none),
+    cluster_validate=var('case_validate', true),
+    alias=var('case_alias', 'cluster_case'),
+) }}
+
+select * from {{ var('case_source', 'case_source') }}

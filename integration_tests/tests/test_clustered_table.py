@@ -1,0 +1,93 @@
+"""`clustered_table` on the embedded session: rows preserved, files tight, edge data, failures safe."""
+from __future__ import annotations
+
+import pytest
+
+from harness.dbt import DbtError
+from harness.layout import fingerprint, file_ranges, mean_files_scanned, mean_width_ratio, random_boxes
+
+ROWS = 100_000
+
+
+@pytest.fixture(scope="module")
+def sources(spark, dbt_schema):
+    s = dbt_schema
+    spark.sql(f"create database if not exists {s}")
+    # Uniform columns from hashes of the id: deterministic, no correlation with insertion order's id.
+    spark.sql(f"drop table if exists {s}.uniform3")
+    spark.sql(f"drop table if exists {s}.insertion3")
+    spark.sql(f"""create table {s}.uniform3 using parquet as
+        select id, cast(abs(xxhash64(id, 1)) % 1000000 as int) as a,
+               cast(abs(xxhash64(id, 2)) % 1000000 as double) / 7.0 as b,
+               cast(abs(xxhash64(id, 3)) % 1000000 as bigint) as c,
+               element_at(array('x', 'y', 'z', 'w'), cast(abs(xxhash64(id, 4)) % 4 as int) + 1) as p
+        from range({ROWS})""")
+    spark.sql(f"""create table {s}.insertion3 using parquet as
+        select /*+ REPARTITION_BY_RANGE(64, id) */ * from {s}.uniform3 sort by id""")
+    return s
+
+
+def build(dbt, source, alias, **case):
+    vars_ = {"case_source": source, "case_alias": alias, **{f"case_{k}": v for k, v in case.items()}}
+    return dbt(["run", "--select", "cluster_case"], vars=vars_)
+
+
+@pytest.mark.parametrize("method,file_format,partitioned", [
+    ("hilbert", "parquet", False), ("zorder", "parquet", False), ("linear", "parquet", False),
+    ("hilbert", "orc", False), ("hilbert", "parquet", True), ("zorder", "orc", True), ("linear", "orc", True),
+])
+def test_rows_preserved(spark, dbt, sources, method, file_format, partitioned):
+    alias = f"rows_{method}_{file_format}_{int(partitioned)}"
+    build(dbt, f"{sources}.uniform3", alias, method=method, format=file_format, num_files=8,
+          cluster_by=["a", "b", "c"], partition_by=["p"] if partitioned else None)
+    table = f"{sources}.{alias}"
+    cols = ["id", "a", "b", "c", "p"]
+    assert fingerprint(spark, table, cols) == fingerprint(spark, f"{sources}.uniform3", cols)
+    fmt = spark.sql(f"describe table extended {table}").where("col_name = 'Provider'").first()[1]
+    assert fmt.lower() == file_format
+    files = spark.sql(f"select _metadata.file_path as f, count(distinct p) as parts from {table} group by 1").collect()
+    # Unpartitioned: exactly the asked number of files; partitioned: no file spans two partitions.
+    if partitioned:
+        assert all(r.parts == 1 for r in files)
+        assert 8 <= len(files) <= 8 + 4 - 1
+    else:
+        assert len(files) == 8
+
+
+@pytest.fixture(scope="module")
+def clustered_64(spark, dbt, sources):
+    """The same 100k rows in 64 files by each method, 3 clustering columns."""
+    for method in ["hilbert", "zorder", "linear"]:
+        build(dbt, f"{sources}.uniform3", f"tight_{method}", method=method, num_files=64, cluster_by=["a", "b", "c"])
+    return {m: f"{sources}.tight_{m}" for m in ["hilbert", "zorder", "linear"]} | {"insertion": f"{sources}.insertion3"}
+
+
+def test_files_are_far_tighter_than_insertion_order(spark, clustered_64):
+    widths = {name: [mean_width_ratio(spark, t, c) for c in ["a", "b", "c"]] for name, t in clustered_64.items()}
+    print(widths)
+    assert min(widths["insertion"]) > 0.95
+    # 64 files over 3 columns: a curve gives ~4 cells a side -> about 1/4 to 1/2 of each range per file.
+    for method in ["hilbert", "zorder"]:
+        assert max(widths[method]) < 0.55, (method, widths[method])
+        assert sum(widths[method]) / 3 < 0.45, (method, widths[method])
+    # linear: the first column is cut into 64 slices, the others span everything
+    assert widths["linear"][0] < 0.03
+    assert widths["linear"][0] < min(widths["hilbert"][0], widths["zorder"][0])
+
+
+def test_hilbert_scans_no_more_files_than_zorder_on_a_box_workload(spark, clustered_64):
+    boxes = random_boxes(spark, clustered_64["insertion"], ["a", "b", "c"], count=200, fraction=0.2)
+    scanned = {name: mean_files_scanned(file_ranges(spark, t, ["a", "b", "c"]), boxes)
+               for name, t in clustered_64.items()}
+    print(scanned)
+    assert scanned["insertion"] > 60
+    assert scanned["hilbert"] <= scanned["zorder"]
+    assert scanned["hilbert"] < scanned["linear"]
+    assert scanned["hilbert"] < 0.4 * 64
+
+
+def test_two_columns_tight(spark, dbt, sources):
+    build(dbt, f"{sources}.uniform3", "tight2_hilbert", method="hilbert", num_files=16, cluster_by=["a", "b"])
+    widths = [mean_width_ratio(spark, f"{sources}.tight2_hilbert", c) for c in ["a", "b"]]
+    # 16 files on a 2-D Hilbert curve: 4 x 4 cells -> each file spans about a quarter of each range.
+    assert all(w < 0.35 for w in widths), widths
