@@ -2,9 +2,11 @@
     per column), plus the source's row checksum from the same pass.
 
     Sample, then cut: a `rand() < fraction` sample of ~sample_rows is collected per column, sorted
-    by Spark's own ordering (full strings, NaN last, NULLs dropped) and cut at i/ranges. Returns
-    {'row_count', 'hash_sum', 'hash_xor', 'columns': {name: {'type', 'literals', 'sample_size'}}}
-    where `literals` are SQL literals of the distinct, ascending boundaries. -#}
+    by Spark's own ordering (full strings, NaN last, NULLs dropped) and cut at i/ranges. Repeated
+    cuts (a heavy hitter) are kept: range_id then leaves a gap before the value as wide as its share
+    of the rows, so the curve gives it room of its own instead of one thin slice. Returns
+    {'row_count', 'hash_sum', 'hash_xor', 'columns': {name: {'type', 'literals', 'null_fraction'}}}
+    where `literals` are SQL literals of the ascending boundaries. -#}
 {% macro range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed=42) %}
     {{ return(adapter.dispatch('range_boundaries', 'spark_clustering')(from_sql, columns, all_columns, ranges, sample_fraction, seed)) }}
 {% endmacro %}
@@ -17,17 +19,18 @@
         {%- set r = ranges[col.name] -%}
         {#- collect_list drops NULLs: NULL gets range id 0 of its own, never a boundary. -#}
         {%- do sampled.append('sort_array(collect_list(' ~ q ~ ') filter (where __sc_in_sample)) as s_' ~ loop.index0) -%}
-        {#- Cut i of r at the ceil(i * m / r)-th of m sorted sample values; duplicates (heavy hitters) collapse. -#}
+        {#- Cut i of r at the ceil(i * m / r)-th of m sorted sample values. -#}
         {%- do cuts.append(
-            'transform(case when size(s_' ~ loop.index0 ~ ') = 0 then array() else array_distinct(transform(sequence(1, ' ~ (r - 1) ~ '), '
-            ~ 'i -> element_at(s_' ~ loop.index0 ~ ', cast(ceil(i * size(s_' ~ loop.index0 ~ ') / ' ~ r ~ '.0D) as int)))) end, '
+            'transform(case when size(s_' ~ loop.index0 ~ ') = 0 then array() else transform(sequence(1, ' ~ (r - 1) ~ '), '
+            ~ 'i -> element_at(s_' ~ loop.index0 ~ ', cast(ceil(i * size(s_' ~ loop.index0 ~ ') / ' ~ r ~ '.0D) as int))) end, '
             ~ 'x -> ' ~ spark_clustering.sql_literal_expression('x', col.type, col.name) ~ ') as b_' ~ loop.index0
-            ~ ', size(s_' ~ loop.index0 ~ ') as n_' ~ loop.index0) -%}
+            ~ ', 1 - size(s_' ~ loop.index0 ~ ') / greatest(sample_rows, 1) as null_fraction_' ~ loop.index0) -%}
     {%- endfor -%}
     {%- set sql -%}
         select row_count, hash_sum, hash_xor, {{ cuts | join(', ') }}
         from (
-            select {{ spark_clustering.row_checksum_expressions(all_columns) }}, {{ sampled | join(', ') }}
+            select {{ spark_clustering.row_checksum_expressions(all_columns) }},
+                count_if(__sc_in_sample) as sample_rows, {{ sampled | join(', ') }}
             from (select *, rand({{ seed }}) < {{ sample_fraction }} as __sc_in_sample from {{ from_sql }})
         )
     {%- endset -%}
@@ -38,7 +41,7 @@
         {#- Over Thrift an array arrives as JSON text; over the session as a list. -#}
         {%- if literals is string -%}{%- set literals = fromjson(literals) -%}{%- endif -%}
         {%- do result['columns'].update({col.name: {'type': col.type, 'literals': literals | list,
-                                                     'sample_size': row[4 + 2 * loop.index0] | int}}) -%}
+                                                     'null_fraction': row[4 + 2 * loop.index0] | float}}) -%}
     {%- endfor -%}
     {{ return(result) }}
 {% endmacro %}

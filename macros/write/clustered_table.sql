@@ -104,7 +104,7 @@
     {%- if layout is not none -%}
         {%- set per_col = [] -%}
         {%- for name in cluster_names -%}
-            {%- do per_col.append(name ~ '=' ~ (boundaries['columns'][name]['literals'] | length + 1)) -%}
+            {%- do per_col.append(name ~ '=' ~ (boundaries['columns'][name]['literals'] | unique | list | length + 1)) -%}
         {%- endfor -%}
         {%- set summary = summary ~ ', ' ~ layout.bits ~ ' bits/column, value ranges ' ~ per_col | join(' ') ~ ', backend ' ~ backend -%}
     {%- endif -%}

@@ -1,0 +1,158 @@
+"""`clustered_table` on awkward data, bad config and injected failures."""
+from __future__ import annotations
+
+import pytest
+
+from harness.dbt import DbtError
+from harness.layout import fingerprint, file_ranges
+
+
+def build(dbt, source, alias, expect_success=True, extra_vars=None, **case):
+    vars_ = {"case_source": source, "case_alias": alias, **{f"case_{k}": v for k, v in case.items()},
+             **(extra_vars or {})}
+    return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
+
+
+def make_table(spark, name, sql):
+    spark.sql(f"drop table if exists {name}")
+    spark.sql(f"create table {name} using parquet as {sql}")
+    return name
+
+
+@pytest.fixture(scope="module")
+def s(spark, dbt_schema):
+    spark.sql(f"create database if not exists {dbt_schema}")
+    return dbt_schema
+
+
+def assert_same_rows(spark, a, b):
+    assert fingerprint(spark, a) == fingerprint(spark, b)
+
+
+def test_skewed_column_with_a_heavy_hitter(spark, dbt, s):
+    # 40 % of the rows share one value of `a`. Its repeated boundaries leave it a slab of a's id
+    # space as wide as its share, so the curve spreads it over many files, each narrow in `b`.
+    src = make_table(spark, f"{s}.skewed", """select id,
+        case when id % 5 < 2 then 500 else cast(abs(xxhash64(id)) % 1000 as int) end as a,
+        cast(abs(xxhash64(id, 9)) % 100000 as int) as b from range(50000)""")
+    build(dbt, src, "skewed_h", num_files=20, cluster_by=["a", "b"])
+    assert_same_rows(spark, src, f"{s}.skewed_h")
+    ranges = file_ranges(spark, f"{s}.skewed_h", ["a", "b"])
+    assert len(ranges) == 20
+    # Range partitioning on (key, a, b) splits the heavy hitter across files: no file gets its 40 %.
+    sizes = [f["n"] for f in ranges]
+    assert max(sizes) <= 1.3 * (sum(sizes) / len(sizes)), sizes
+    hot = [f for f in ranges if f["a__lo"] == 500]
+    assert len(hot) >= 0.3 * len(ranges), ranges
+    hot_b_width = sum((f["b__hi"] - f["b__lo"]) / 99999 for f in hot) / len(hot)
+    assert hot_b_width < 0.25, hot
+    # All files stay narrow: mean share of each column's range per file, summed, far below the ~2.0
+    # of files that span everything.
+    width = sum((f["a__hi"] - f["a__lo"]) / 999 + (f["b__hi"] - f["b__lo"]) / 99999 for f in ranges) / len(ranges)
+    assert width < 0.8, width
+
+
+def test_strings_sharing_a_long_prefix_keep_full_order(spark, dbt, s):
+    # Iceberg truncates string bounds to 8 bytes; here the distinguishing part starts at char 17.
+    src = make_table(spark, f"{s}.prefixed", """select id,
+        concat('sensor/region-01/', lpad(cast(abs(xxhash64(id)) % 100000 as string), 6, '0')) as a,
+        cast(abs(xxhash64(id, 5)) % 1000 as int) as b from range(40000)""")
+    build(dbt, src, "prefixed_h", num_files=16, cluster_by=["a", "b"])
+    assert_same_rows(spark, src, f"{s}.prefixed_h")
+    ranges = file_ranges(spark, f"{s}.prefixed_h", ["a"])
+    # Files split the suffix space: none covers more than half of it.
+    spans = [int(f["a__hi"][-6:]) - int(f["a__lo"][-6:]) for f in ranges]
+    assert max(spans) < 50000, spans
+
+
+def test_null_heavy_column_gets_its_own_range(spark, dbt, s):
+    src = make_table(spark, f"{s}.nullish", """select id,
+        case when id % 10 < 7 then null else cast(abs(xxhash64(id)) % 1000 as int) end as a,
+        cast(abs(xxhash64(id, 3)) % 1000 as int) as b from range(30000)""")
+    build(dbt, src, "nullish_h", num_files=8, cluster_by=["a", "b"])
+    assert_same_rows(spark, src, f"{s}.nullish_h")
+    per_file = spark.sql(f"""select _metadata.file_path, count(*) as n, count(a) as non_null
+                             from {s}.nullish_h group by 1""").collect()
+    # NULLs are not mixed into the smallest values: most files are all-NULL or all-non-NULL.
+    pure = [r for r in per_file if r.non_null in (0, r.n)]
+    assert len(pure) >= len(per_file) - 2, per_file
+
+
+@pytest.mark.parametrize("rows", [0, 1])
+def test_empty_and_single_row_sources(spark, dbt, s, rows):
+    src = make_table(spark, f"{s}.tiny{rows}", f"select id, cast(id as int) as a, cast(id * 2 as double) as b from range({rows})")
+    build(dbt, src, f"tiny{rows}_h", cluster_by=["a", "b"])
+    assert spark.table(f"{s}.tiny{rows}_h").count() == rows
+    assert_same_rows(spark, src, f"{s}.tiny{rows}_h")
+
+
+def test_all_types_and_all_null_and_constant_columns(spark, dbt, s):
+    src = make_table(spark, f"{s}.typed", """select id,
+        cast(id % 3 = 0 as boolean) as flag, date_add(date'2024-01-01', cast(id % 400 as int)) as d,
+        timestamp_seconds(1700000000 + id * 37) as t, cast(id / 7 as decimal(12, 3)) as dec,
+        case when id % 50 = 0 then cast('NaN' as double) else cast(id as double) / 3 end as x,
+        cast(null as string) as always_null, 'same' as constant
+        from range(20000)""")
+    build(dbt, src, "typed_h", num_files=6,
+          cluster_by=["flag", "d", "t", "dec", "x", "always_null", "constant"])
+    assert_same_rows(spark, src, f"{s}.typed_h")
+    assert len(file_ranges(spark, f"{s}.typed_h", ["d"])) == 6
+
+
+def test_config_errors_name_model_key_and_fix(dbt, s, spark):
+    src = make_table(spark, f"{s}.cfg_src", "select id, cast(id as int) as a, cast(id as int) as b from range(10)")
+    cases = [
+        ({"method": "hilbrt"}, "config 'cluster_method' = hilbrt", "use one of: hilbert, zorder, linear"),
+        ({"cluster_by": []}, "config 'cluster_by'", "set it to a column or a list of columns"),
+        ({"cluster_by": ["a", "nope"]}, "column 'nope' is not returned by the model", "its columns are: id, a, b"),
+        ({"ranges": 1}, "config 'cluster_ranges' = 1", "whole number from 2 to 65535"),
+        ({"format": "delta"}, "config 'file_format' = delta", "Delta and Iceberg tables have their own clustering"),
+        ({"cluster_by": ["a", "A"]}, "config 'cluster_by'", "list each column once"),
+    ]
+    for case, *expected in cases:
+        run = build(dbt, src, "cfg_bad", expect_success=False, **case)
+        text = "\n".join(run.messages)
+        assert "model 'cluster_case'" in text, text
+        for fragment in expected:
+            assert fragment in text, (case, text)
+    assert not spark.catalog.tableExists(f"{s}.cfg_bad")
+
+
+@pytest.mark.parametrize("fail_at", ["after_staging_write", "after_backup", "after_promote"])
+def test_failure_mid_build_leaves_readable_data(spark, dbt, s, fail_at):
+    """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly."""
+    alias = f"crash_{fail_at}"
+    v1 = make_table(spark, f"{s}.crash_v1_{fail_at}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
+    v2 = make_table(spark, f"{s}.crash_v2_{fail_at}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(7000)")
+    build(dbt, v1, alias, num_files=4)
+    run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars={"spark_clustering_fail_at": fail_at})
+    assert f"injected failure at {fail_at}" in "\n".join(run.messages)
+    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    if fail_at == "after_backup":
+        # The crash hit between the two renames: the old data is intact under the backup name.
+        assert f"{alias}__sc_backup" in tables and alias not in tables
+        assert_same_rows(spark, v1, f"{s}.{alias}__sc_backup")
+    elif fail_at == "after_promote":
+        # The new table is in place (it was validated before the swap started).
+        assert_same_rows(spark, v2, f"{s}.{alias}")
+    else:
+        assert_same_rows(spark, v1, f"{s}.{alias}")
+    # The next run recovers whatever was left and builds v2; no sidecar table remains.
+    build(dbt, v2, alias, num_files=4)
+    assert_same_rows(spark, v2, f"{s}.{alias}")
+    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
+
+
+def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):
+    """A crash after staging was validated but before it was promoted: the next run promotes it."""
+    alias = "rollfwd"
+    v1 = make_table(spark, f"{s}.rollfwd_v1", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(300)")
+    v2 = make_table(spark, f"{s}.rollfwd_v2", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(900)")
+    build(dbt, v1, alias, num_files=2)
+    build(dbt, v2, alias, num_files=2, expect_success=False, extra_vars={"spark_clustering_fail_at": "after_backup"})
+    # Run a different model's source so the rebuild itself cannot be what restores v2.
+    build(dbt, v1, alias, num_files=2, extra_vars={"spark_clustering_fail_at": "after_staging_write"},
+          expect_success=False)
+    # recover_swap ran first in that call: staging (v2, validated) was promoted, then v1's build failed.
+    assert_same_rows(spark, v2, f"{s}.{alias}")
