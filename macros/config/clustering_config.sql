@@ -28,6 +28,9 @@
     {%- if method not in methods -%}
         {{ spark_clustering.config_error('cluster_method', method, 'use one of: ' ~ methods | join(', ')) }}
     {%- endif -%}
+    {%- if cluster_by | length > 32 and method != 'linear' -%}
+        {{ spark_clustering.config_error('cluster_by', cluster_by, 'at most 32 columns for a curve key; clustering on more columns gains nothing measurable') }}
+    {%- endif -%}
 
     {#- cluster_ranges: an int for every column or a {column: int} dict; 1000 ranges -> 10 bits a column. -#}
     {%- set ranges_cfg = config.get('cluster_ranges', 1000) -%}

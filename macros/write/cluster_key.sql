@@ -17,7 +17,7 @@
     {%- for col in columns -%}
         {%- set b = boundaries['columns'][col] -%}
         {%- set arr = ('array(' ~ b['literals'] | join(', ') ~ ')') if b['literals'] else ('cast(array() as array<' ~ b['type'] ~ '>)') -%}
-        {%- set rid = spark_clustering.range_id(spark_clustering.quoted_columns([col]), arr) -%}
+        {%- set rid = spark_clustering.range_id(spark_clustering.quoted_columns([col]), arr, backend) -%}
         {#- range ids: 0 for NULL, 1 .. k + 1 for values (k boundaries) -> 0, then offset .. max_value. -#}
         {%- set k = [b['literals'] | length, 1] | max -%}
         {%- set offset = [[(b['null_fraction'] * (layout.max_value + 1)) | round | int, 1] | max, layout.max_value] | min -%}
@@ -25,9 +25,9 @@
                           ~ (layout.max_value - offset) ~ ' div ' ~ k ~ ' end as int)') -%}
     {%- endfor -%}
     {%- if method == 'zorder' -%}
-        {{ return(spark_clustering.zorder_key(layout.bits, ids)) }}
+        {{ return(spark_clustering.zorder_key(layout.bits, ids, backend)) }}
     {%- else -%}
-        {{ return(spark_clustering.hilbert_key(layout.bits, ids)) }}
+        {{ return(spark_clustering.hilbert_key(layout.bits, ids, backend)) }}
     {%- endif -%}
 {% endmacro %}
 
