@@ -1,54 +1,38 @@
-"""The clustering report of the example project, computed by the package's own macros
-(`clustering_information`, `files_scanned_ratio`) through `dbt run-operation`."""
+"""The clustering report of the example project: the latest run's rows of the package's
+`spark_clustering_audit` model (computed by `clustering_information` / `files_scanned_ratio`)."""
 from __future__ import annotations
 
-import yaml
-
-from harness.dbt import run_operation_json
-from harness.paths import INTEGRATION_TESTS
-
-REPORT_COLUMNS = ["mission_id", "ts", "payload_id"]
+import json
 
 
-def example_workload() -> list[dict]:
-    project = yaml.safe_load((INTEGRATION_TESTS / "dbt_project.yml").read_text())
-    return project["vars"]["telemetry_workload"]
-
-
-def clustering_report(spark, schema: str, skip: tuple[str, ...] = ("telemetry_events",)) -> list[dict]:
-    workload = example_workload()
-    report = []
-    for row in spark.sql(f"show tables in {schema}").collect():
-        table = row.tableName
-        if table in skip or row.isTemporary or "__sc_" in table:
-            continue
-        props = {r.key: r.value for r in spark.sql(f"show tblproperties {schema}.{table}").collect()}
-        method = props.get("spark_clustering.method", "insertion order")
-        relation = f"{schema}.{table}"
-        info = run_operation_json("clustering_information", {"relation": relation, "columns": REPORT_COLUMNS},
-                                  schema=schema)
-        scanned = run_operation_json("files_scanned_ratio", {"relation": relation, "workload": workload},
-                                     schema=schema)
-        report.append({
-            "model": table, "method": method,
-            "cluster_by": props.get("spark_clustering.cluster_by", ""),
-            "files": info["total_files"],
-            "average_depth": {c: info["columns"][c]["average_depth"] for c in REPORT_COLUMNS},
-            "workload_ratio": scanned["mean_ratio"],
-            "scanned_over_ideal": scanned.get("mean_scanned_over_ideal"),
-        })
-    return sorted(report, key=lambda r: r["workload_ratio"])
+def clustering_report(spark, schema: str) -> list[dict]:
+    rows = spark.sql(f"""
+        select * from {schema}.spark_clustering_audit
+        where run_id = (select max_by(run_id, run_started_at) from {schema}.spark_clustering_audit)
+        order by relation_name, column_name""").collect()
+    by_model: dict[str, dict] = {}
+    for r in rows:
+        entry = by_model.setdefault(r.relation_name, {
+            "model": r.relation_name.split(".")[-1], "method": r.method, "files": 0, "average_depth": {},
+            "box_average_overlaps": r.box_average_overlaps, "workload_ratio": r.workload_mean_ratio})
+        entry["files"] = max(entry["files"], r.total_file_count + r.null_only_file_count)
+        entry["average_depth"][r.column_name] = r.average_depth
+        entry.setdefault("histograms", {})[r.column_name] = json.loads(r.depth_histogram)
+    return sorted(by_model.values(), key=lambda e: (e["workload_ratio"] is None, e["workload_ratio"] or 0))
 
 
 def format_report(report: list[dict]) -> str:
-    head = ["model", "method", "files"] + [f"avg depth {c}" for c in REPORT_COLUMNS] + ["workload ratio", "scanned/ideal"]
+    columns = sorted({c for r in report for c in r["average_depth"]})
+    head = ["model", "method", "files"] + [f"avg depth {c}" for c in columns] + ["box overlaps", "workload ratio"]
     rows = [[r["model"], r["method"], str(r["files"])]
-            + [f"{r['average_depth'][c]:.2f}" for c in REPORT_COLUMNS]
-            + [f"{r['workload_ratio']:.3f}", f"{r['scanned_over_ideal']:.2f}" if r["scanned_over_ideal"] is not None else "-"]
+            + [f"{r['average_depth'][c]:.2f}" if c in r["average_depth"] else "-" for c in columns]
+            + [f"{r['box_average_overlaps']:.2f}",
+               f"{r['workload_ratio']:.3f}" if r["workload_ratio"] is not None else "-"]
             for r in report]
-    widths = [max(len(h), *(len(x[i]) for x in rows)) if rows else len(h) for i, h in enumerate(head)]
-    out = ["Clustering report (average depth: files overlapping at a point, 1 is perfect; workload ratio: "
-           "files scanned / all files for the declared box workload, lower is better)",
+    widths = [max([len(h)] + [len(x[i]) for x in rows]) for i, h in enumerate(head)]
+    out = ["Clustering report (avg depth: files stacked over a point of the column, 1 = perfect; box overlaps:",
+           "other files a file's box intersects on every column; workload ratio: files scanned / all files",
+           "for the declared cluster_workload, lower is better)",
            "| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |",
            "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += ["| " + " | ".join(x.ljust(w) for x, w in zip(row, widths)) + " |" for row in rows]

@@ -1,0 +1,70 @@
+{#- History of clustering quality: one row per (run, model with `cluster_by`, column), appended on
+    every run, so drift between rebuilds and reclusters is visible. Run it after the models it
+    measures (`dbt run -s spark_clustering_audit`, or last in a job); switch it off with
+    `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config (a list of
+    {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. -#}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    file_format='parquet',
+    enabled=var('spark_clustering_audit', true),
+) }}
+
+{%- set rows = [] -%}
+{%- if execute -%}
+    {%- for node in graph.nodes.values()
+            if node.resource_type == 'model' and node.config.get('cluster_by') and node.unique_id != model.unique_id -%}
+        {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
+        {%- if relation is not none -%}
+            {%- set workload = node.config.get('cluster_workload') -%}
+            {%- set info = spark_clustering.clustering_information(relation, node.config.get('cluster_by'), workload) -%}
+            {%- set props = {} -%}
+            {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+                {%- do props.update({row[0]: row[1]}) -%}
+            {%- endfor -%}
+            {%- for column_name, m in info['columns'].items() -%}
+                {%- do rows.append([
+                    invocation_id, run_started_at.isoformat(), node.unique_id, relation | string,
+                    props.get('spark_clustering.method', node.config.get('materialized')), column_name,
+                    m['total_file_count'], m['constant_file_count'], m['null_only_file_count'],
+                    m['average_overlaps'], m['average_depth'], m['p95_depth'], m['p99_depth'],
+                    tojson(m['depth_histogram']), info['box']['average_overlaps'],
+                    info['workload']['mean_ratio'] if workload else none,
+                ]) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+{%- endif -%}
+
+select
+    cast(run_id as string) as run_id,
+    cast(run_started_at as timestamp) as run_started_at,
+    cast(model_id as string) as model_id,
+    cast(relation_name as string) as relation_name,
+    cast(method as string) as method,
+    cast(column_name as string) as column_name,
+    cast(total_file_count as bigint) as total_file_count,
+    cast(constant_file_count as bigint) as constant_file_count,
+    cast(null_only_file_count as bigint) as null_only_file_count,
+    cast(average_overlaps as double) as average_overlaps,
+    cast(average_depth as double) as average_depth,
+    cast(p95_depth as double) as p95_depth,
+    cast(p99_depth as double) as p99_depth,
+    cast(depth_histogram as string) as depth_histogram,
+    cast(box_average_overlaps as double) as box_average_overlaps,
+    cast(workload_mean_ratio as double) as workload_mean_ratio
+from values
+{%- for r in rows %}
+    ({% for v in r %}{{ spark_clustering._sql_literal(v, 'spark_clustering_audit') }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %},{% endif %}
+{%- else %}
+    -- nothing measured yet: an empty, typed result
+    (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
+{%- endfor %}
+as audit (
+    run_id, run_started_at, model_id, relation_name, method, column_name, total_file_count,
+    constant_file_count, null_only_file_count, average_overlaps, average_depth, p95_depth,
+    p99_depth, depth_histogram, box_average_overlaps, workload_mean_ratio
+)
+{%- if rows | length == 0 %}
+where false
+{%- endif %}
