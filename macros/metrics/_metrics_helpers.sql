@@ -1,0 +1,170 @@
+{#- Private helpers shared by file_stats, clustering_information, files_scanned_ratio and the
+    generic tests. Not part of the package's API. -#}
+
+{#- `columns` as a non-empty list of names (one name is accepted), or a compiler error naming
+    the macro that got it. -#}
+{% macro _as_column_list(columns, macro_name, relation) %}
+    {%- if columns is string -%}
+        {%- set column_list = [columns] -%}
+    {%- elif columns is iterable and columns is not mapping -%}
+        {%- set column_list = columns | list -%}
+    {%- else -%}
+        {%- set column_list = [] -%}
+    {%- endif -%}
+    {%- if column_list | length == 0 or (column_list | reject('string') | list | length) > 0 -%}
+        {{ exceptions.raise_compiler_error(
+            macro_name ~ ": argument `columns` must be a column name or a non-empty list of column names "
+            ~ "(relation " ~ relation ~ ", got " ~ columns ~ "); pass e.g. columns=['event_time', 'device_id']."
+        ) }}
+    {%- endif -%}
+    {{ return(column_list) }}
+{% endmacro %}
+
+
+{#- A Relation from a Relation or from a string "table", "schema.table" or "database.schema.table"
+    (looked up in the warehouse; a compiler error when it does not exist). -#}
+{% macro _resolve_relation(relation, macro_name) %}
+    {%- if relation is not string -%}
+        {%- if relation is none or relation.identifier is not defined -%}
+            {{ exceptions.raise_compiler_error(
+                macro_name ~ ": argument `relation` must be a Relation (ref('my_model')) or a string "
+                ~ "'schema.table', got " ~ relation ~ ". A generic test with a `where` config passes a "
+                ~ "subquery, which has no data files: remove `where` from this test."
+            ) }}
+        {%- endif -%}
+        {{ return(relation) }}
+    {%- endif -%}
+    {%- set parts = (relation | replace('`', '') | trim).split('.') -%}
+    {%- if parts | length == 1 -%}
+        {%- set found = adapter.get_relation(database=none, schema=target.schema, identifier=parts[0]) -%}
+    {%- elif parts | length == 2 -%}
+        {%- set found = adapter.get_relation(database=none, schema=parts[0], identifier=parts[1]) -%}
+    {%- elif parts | length == 3 -%}
+        {%- set found = adapter.get_relation(database=parts[0], schema=parts[1], identifier=parts[2]) -%}
+    {%- else -%}
+        {%- set found = none -%}
+    {%- endif -%}
+    {%- if found is none -%}
+        {{ exceptions.raise_compiler_error(
+            macro_name ~ ": argument `relation` '" ~ relation ~ "' does not name an existing table (looked up as "
+            ~ "schema.table, schema defaulting to the target schema '" ~ target.schema ~ "'); build the model "
+            ~ "first or pass the right 'schema.table'."
+        ) }}
+    {%- endif -%}
+    {{ return(found) }}
+{% endmacro %}
+
+
+{#- The `cluster_by` config (a list) of the model/seed/snapshot whose relation this is, or none. -#}
+{% macro _cluster_by_of(relation) %}
+    {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
+        {%- set same_schema = (node.schema or '') | lower == (relation.schema or '') | lower -%}
+        {%- set same_name = (node.alias or node.name) | lower == (relation.identifier or '') | lower -%}
+        {#- Spark relations often carry no database; compare it only when both sides have one -#}
+        {%- set same_database = node.database is none or relation.database is none
+            or node.database | lower == relation.database | lower -%}
+        {%- if same_schema and same_name and same_database -%}
+            {%- set cluster_by = node.config.get('cluster_by') -%}
+            {{ return([cluster_by] if cluster_by is string else cluster_by) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{#- {lower-case column name: Spark data type} of a relation. -#}
+{% macro _column_types(relation) %}
+    {%- set types = {} -%}
+    {%- for column in adapter.get_columns_in_relation(relation) -%}
+        {%- do types.update({column.name | lower: column.data_type}) -%}
+    {%- endfor -%}
+    {{ return(types) }}
+{% endmacro %}
+
+
+{#- Every name in column_list must be a column of the relation (Spark names are case-insensitive). -#}
+{% macro _check_columns_exist(column_list, column_types, macro_name, argument_name, relation) %}
+    {%- for column_name in column_list if column_name | lower not in column_types -%}
+        {{ exceptions.raise_compiler_error(
+            macro_name ~ ": column '" ~ column_name ~ "' in argument `" ~ argument_name ~ "` is not a column of "
+            ~ relation ~ " (its columns: " ~ (column_types.keys() | list | join(', ')) ~ "); fix the name."
+        ) }}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{#- A Python value from YAML/JSON/Jinja as a Spark SQL literal. Dates become ISO strings. -#}
+{% macro _sql_literal(value, macro_name) %}
+    {%- if value is none -%}
+        {{ return('null') }}
+    {%- elif value is boolean -%}
+        {{ return('true' if value else 'false') }}
+    {%- elif value is number -%}
+        {{ return(value | string) }}
+    {%- elif value is string -%}
+        {{ return("'" ~ value | replace('\\', '\\\\') | replace("'", "\\'") ~ "'") }}
+    {%- elif value.isoformat is defined -%}
+        {{ return("'" ~ value.isoformat() ~ "'") }}
+    {%- else -%}
+        {{ exceptions.raise_compiler_error(
+            macro_name ~ ": bound " ~ value ~ " is not a number, string, date or null; write it as one "
+            ~ "of those (dates and timestamps as 'YYYY-MM-DD[ HH:MM:SS]' strings)."
+        ) }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- A value as JSON-safe Python: dates/timestamps as ISO strings, decimals as floats. -#}
+{% macro _json_safe(value) %}
+    {%- if value is none or value is boolean or value is string -%}
+        {{ return(value) }}
+    {%- elif value is number -%}
+        {{ return(value if value is integer or value is float else value | float) }}
+    {%- elif value.isoformat is defined -%}
+        {{ return(value.isoformat()) }}
+    {%- else -%}
+        {{ return(value | string) }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- Under `dbt run-operation <macro_name>`, print the result as one JSON line
+    `<macro_name>: {...}`; called from anywhere else (models, tests, other macros) it stays quiet. -#}
+{% macro _print_if_run_operation(macro_name, result) %}
+    {%- set invoked = (invocation_args_dict.get('macro') or '') | string -%}
+    {%- if invocation_args_dict.get('which') == 'run-operation' and invoked.split('.')[-1] == macro_name -%}
+        {{ print(macro_name ~ ': ' ~ tojson(result)) }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- The workload as a list of {column: [lo, hi]} (validated), or a compiler error. -#}
+{% macro _workload_boxes(workload, relation) %}
+    {%- set example = "e.g. workload=[{'event_time': ['2024-01-01', '2024-01-31'], 'device_id': [100, null]}]" -%}
+    {%- if workload is mapping -%}
+        {%- set workload = [workload] -%}
+    {%- endif -%}
+    {%- if workload is string or workload is not iterable or (workload | list | length) == 0 -%}
+        {{ exceptions.raise_compiler_error(
+            "files_scanned_ratio: argument `workload` must be a non-empty list of boxes (relation "
+            ~ relation ~ ", got " ~ workload ~ "); " ~ example ~ "."
+        ) }}
+    {%- endif -%}
+    {%- for box in workload -%}
+        {%- if box is not mapping -%}
+            {{ exceptions.raise_compiler_error(
+                "files_scanned_ratio: box " ~ box ~ " in argument `workload` is not a mapping of column to "
+                ~ "[lo, hi] (relation " ~ relation ~ "); " ~ example ~ "."
+            ) }}
+        {%- endif -%}
+        {%- for column_name, bounds in box.items()
+            if bounds is string or bounds is mapping or bounds is not iterable or (bounds | list | length) != 2 -%}
+            {{ exceptions.raise_compiler_error(
+                "files_scanned_ratio: box " ~ box ~ " in argument `workload` gives column '" ~ column_name
+                ~ "' the bounds " ~ bounds ~ "; give a list [lo, hi] (inclusive, null for an open end) "
+                ~ "(relation " ~ relation ~ "); " ~ example ~ "."
+            ) }}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{ return(workload | list) }}
+{% endmacro %}

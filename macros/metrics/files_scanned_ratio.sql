@@ -1,0 +1,140 @@
+{#- How many files a workload of box predicates reads when files are skipped on min/max.
+    workload: list of boxes {column: [lo, hi], ...}; bounds inclusive, null = open end, compared in
+    the column's type (numbers, strings, dates/timestamps as strings). Per box: scanned_files
+    (files whose [min, max] intersect the box on every listed column; a file whose column is all
+    NULL never matches), total_files, matching_rows (rows of the table in the box), ideal_files =
+    ceil(matching_rows / (total_rows / total_files)), ratio = scanned / total and
+    scanned_over_ideal = max(scanned, 1) / max(ideal, 1); plus mean_ratio and
+    mean_scanned_over_ideal over the boxes. Returns a dict; under
+    `dbt run-operation files_scanned_ratio` also prints it as `files_scanned_ratio: {...}`. -#}
+{% macro files_scanned_ratio(relation, workload) %}
+    {{ return(adapter.dispatch('files_scanned_ratio', 'spark_clustering')(relation, workload)) }}
+{% endmacro %}
+
+
+{#- Generic: file_stats is the adapter-specific part; the rest is portable SQL. -#}
+{% macro default__files_scanned_ratio(relation, workload) %}
+    {%- set boxes = spark_clustering._workload_boxes(workload, relation) -%}
+    {%- if not execute -%}
+        {{ return({}) }}
+    {%- endif -%}
+    {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
+    {%- set column_types = spark_clustering._column_types(relation) -%}
+    {%- set workload_columns = [] -%}
+    {%- for box in boxes -%}
+        {%- for column_name in box if column_name not in workload_columns -%}
+            {%- do workload_columns.append(column_name) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- do spark_clustering._check_columns_exist(
+        workload_columns, column_types, 'files_scanned_ratio', 'workload', relation) -%}
+
+    {#- one statement, two scans: per-file stats (aggregated over files) x rows in each box -#}
+    {%- set file_conditions = [] -%}
+    {%- set row_conditions = [] -%}
+    {%- set bound_checks = [] -%}
+    {%- for box in boxes -%}
+        {%- set file_terms = [] -%}
+        {%- set row_terms = [] -%}
+        {%- for column_name, bounds in box.items() -%}
+            {%- set quoted = '`' ~ column_name | replace('`', '``') ~ '`' -%}
+            {%- set stat_prefix = '`' ~ column_name | replace('`', '``') -%}
+            {%- set data_type = column_types[column_name | lower] -%}
+            {%- for side, value in [('lo', bounds[0]), ('hi', bounds[1])] if value is not none -%}
+                {%- set typed = 'cast(' ~ spark_clustering._sql_literal(value, 'files_scanned_ratio')
+                    ~ ' as ' ~ data_type ~ ')' -%}
+                {%- do bound_checks.append({"box": box, "column": column_name, "value": value,
+                    "type": data_type, "sql": typed ~ ' is null'}) -%}
+                {%- if side == 'lo' -%}
+                    {%- do file_terms.append(stat_prefix ~ '__max` >= ' ~ typed) -%}
+                    {%- do row_terms.append(quoted ~ ' >= ' ~ typed) -%}
+                {%- else -%}
+                    {%- do file_terms.append(stat_prefix ~ '__min` <= ' ~ typed) -%}
+                    {%- do row_terms.append(quoted ~ ' <= ' ~ typed) -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- if bounds[0] is none and bounds[1] is none -%}
+                {#- both ends open: any non-NULL value matches -#}
+                {%- do file_terms.append(stat_prefix ~ '__min` is not null') -%}
+                {%- do row_terms.append(quoted ~ ' is not null') -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- do file_conditions.append(file_terms | join(' and ') if file_terms else 'true') -%}
+        {%- do row_conditions.append(row_terms | join(' and ') if row_terms else 'true') -%}
+    {%- endfor -%}
+    {%- set sql -%}
+with file_stats as (
+    {{ spark_clustering.file_stats(relation, workload_columns) }}
+),
+
+files as (
+    select
+        count(*) as total_files,
+        coalesce(sum(row_count), 0) as total_rows
+        {%- for condition in file_conditions %},
+        coalesce(sum(case when {{ condition }} then 1 else 0 end), 0) as scanned_files_{{ loop.index0 }}
+        {%- endfor %}
+    from file_stats
+),
+
+matching as (
+    select
+        {%- for condition in row_conditions %}
+        coalesce(sum(case when {{ condition }} then 1 else 0 end), 0) as matching_rows_{{ loop.index0 }}
+        {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    from {{ relation }}
+)
+
+select
+    files.*,
+    matching.*
+    {%- for check in bound_checks %},
+    {{ check.sql }} as invalid_bound_{{ loop.index0 }}
+    {%- endfor %}
+from files cross join matching
+    {%- endset -%}
+    {%- set row = run_query(sql).rows[0] -%}
+    {%- set box_count = boxes | length -%}
+    {%- for check in bound_checks -%}
+        {%- if row[2 + 2 * box_count + loop.index0] -%}
+            {{ exceptions.raise_compiler_error(
+                "files_scanned_ratio: in argument `workload`, box " ~ check.box ~ " bound " ~ check.value
+                ~ " of column '" ~ check.column ~ "' does not cast to its type " ~ check.type ~ " (relation "
+                ~ relation ~ "); write it as a valid " ~ check.type ~ " literal."
+            ) }}
+        {%- endif -%}
+    {%- endfor -%}
+
+    {%- set total_files = row[0] | int -%}
+    {%- set total_rows = row[1] | int -%}
+    {%- set results = [] -%}
+    {%- set sums = namespace(ratio=0.0, over_ideal=0.0) -%}
+    {%- for box in boxes -%}
+        {%- set scanned = row[2 + loop.index0] | int -%}
+        {%- set matching_rows = row[2 + box_count + loop.index0] | int -%}
+        {#- ceil(matching / (total_rows / total_files)) in integers -#}
+        {%- set ideal = ((matching_rows * total_files + total_rows - 1) // total_rows) if total_rows > 0 else 0 -%}
+        {%- set ratio = (scanned / total_files) if total_files > 0 else 0.0 -%}
+        {%- set over_ideal = ([scanned, 1] | max) / ([ideal, 1] | max) -%}
+        {%- set sums.ratio = sums.ratio + ratio -%}
+        {%- set sums.over_ideal = sums.over_ideal + over_ideal -%}
+        {%- set box_json = {} -%}
+        {%- for column_name, bounds in box.items() -%}
+            {%- do box_json.update({column_name: [spark_clustering._json_safe(bounds[0]), spark_clustering._json_safe(bounds[1])]}) -%}
+        {%- endfor -%}
+        {%- do results.append({
+            "box": box_json, "scanned_files": scanned, "total_files": total_files,
+            "matching_rows": matching_rows, "ideal_files": ideal, "ratio": ratio | round(4),
+            "scanned_over_ideal": over_ideal | round(4),
+        }) -%}
+    {%- endfor -%}
+    {%- set result = {
+        "relation": relation | string, "total_files": total_files, "total_rows": total_rows,
+        "boxes": results, "mean_ratio": (sums.ratio / box_count) | round(4),
+        "mean_scanned_over_ideal": (sums.over_ideal / box_count) | round(4),
+    } -%}
+    {%- do spark_clustering._print_if_run_operation('files_scanned_ratio', result) -%}
+    {{ return(result) }}
+{% endmacro %}
+
