@@ -7,6 +7,8 @@ import sys
 import time
 
 from harness.dbt import run_dbt
+from harness.paths import BUILD
+from harness.picture import plot_file_boxes
 from harness.report import clustering_report, format_report
 from harness.spark import get_spark
 
@@ -32,6 +34,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {result.node.resource_type:<6} {name:<45} {str(result.status):<8} {result.execution_time:6.1f}s")
     print()
     print(format_report(clustering_report(spark, SCHEMA)))
+    picture = BUILD / "example_file_boxes.png"
+    plot_file_boxes(spark, [f"{SCHEMA}.telemetry_{m}" for m in ("hilbert", "zorder", "insertion_order")],
+                    x="ts", y="mission_id", out=picture)
+    print(f"\nper-file boxes (ts x mission_id) drawn to {picture.relative_to(BUILD.parent)}")
     print(f"\nexample job finished in {time.monotonic() - started:.0f}s")
     return 0
 

@@ -55,8 +55,9 @@
 {% endmacro %}
 
 
-{#- The `cluster_by` config (a list) of the model/seed/snapshot whose relation this is, or none. -#}
-{% macro _cluster_by_of(relation) %}
+{#- A config value (e.g. `cluster_by`, `cluster_workload`) of the model/seed/snapshot whose relation
+    this is, or none. -#}
+{% macro _model_config_of(relation, key) %}
     {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
         {%- set same_schema = (node.schema or '') | lower == (relation.schema or '') | lower -%}
         {%- set same_name = (node.alias or node.name) | lower == (relation.identifier or '') | lower -%}
@@ -64,11 +65,17 @@
         {%- set same_database = node.database is none or relation.database is none
             or node.database | lower == relation.database | lower -%}
         {%- if same_schema and same_name and same_database -%}
-            {%- set cluster_by = node.config.get('cluster_by') -%}
-            {{ return([cluster_by] if cluster_by is string else cluster_by) }}
+            {{ return(node.config.get(key)) }}
         {%- endif -%}
     {%- endfor -%}
     {{ return(none) }}
+{% endmacro %}
+
+
+{#- The `cluster_by` config (a list) of the model whose relation this is, or none. -#}
+{% macro _cluster_by_of(relation) %}
+    {%- set cluster_by = spark_clustering._model_config_of(relation, 'cluster_by') -%}
+    {{ return([cluster_by] if cluster_by is string else cluster_by) }}
 {% endmacro %}
 
 

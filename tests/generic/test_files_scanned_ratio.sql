@@ -1,5 +1,6 @@
 {#- Fails with one row when the workload's mean files-scanned ratio is over max_mean_ratio.
-    workload: list of boxes {column: [lo, hi]} as for the files_scanned_ratio macro. Measured when
+    workload: list of boxes {column: [lo, hi]} as for the files_scanned_ratio macro; default: the
+    model's `cluster_workload` config (the one the audit model measures). Measured when
     the test runs, so the failing row (and the log line) carry the measured numbers. -#}
 {% test files_scanned_ratio(model, workload=none, max_mean_ratio=none) %}
     {%- if max_mean_ratio is none -%}
@@ -9,7 +10,12 @@
             ~ "data_tests: [{spark_clustering.files_scanned_ratio: {workload: [{a: [0, 10]}], max_mean_ratio: 0.25}}]."
         ) }}
     {%- endif -%}
-    {%- do spark_clustering._workload_boxes(workload, model) -%}
+    {%- if workload is none and execute -%}
+        {%- set workload = spark_clustering._model_config_of(model, 'cluster_workload') -%}
+    {%- endif -%}
+    {%- if workload is not none or execute -%}
+        {%- do spark_clustering._workload_boxes(workload, model) -%}
+    {%- endif -%}
     {%- if execute -%}
         {%- set info = spark_clustering.files_scanned_ratio(model, workload) -%}
         {%- if info.mean_ratio > max_mean_ratio -%}
