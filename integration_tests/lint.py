@@ -11,7 +11,8 @@ import sys
 
 from harness.paths import INTEGRATION_TESTS, REPO
 
-LINTED = ["integration_tests/models", "models"]
+# (paths, extra config): the package's models compile in the package project, the rest in integration_tests.
+LINTED = [(["integration_tests/models"], None), (["models"], ".sqlfluff.package")]
 
 
 def main() -> int:
@@ -23,9 +24,13 @@ def main() -> int:
     if not deps.success:
         print(f"dbt deps failed: {deps.exception}", file=sys.stderr)
         return 2
-    paths = [p for p in LINTED if any((REPO / p).rglob("*.sql"))]
-    cmd = [sys.executable, "-m", "sqlfluff", "lint", *paths, "--disable-progress-bar"]
-    return subprocess.call(cmd, cwd=REPO)
+    status = 0
+    for paths, config in LINTED:
+        cmd = [sys.executable, "-m", "sqlfluff", "lint", *paths, "--disable-progress-bar"]
+        if config:
+            cmd += ["--config", config]
+        status |= subprocess.call(cmd, cwd=REPO)
+    return status
 
 
 if __name__ == "__main__":

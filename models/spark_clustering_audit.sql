@@ -36,12 +36,30 @@
     {%- endfor -%}
 {%- endif -%}
 
+with measured as (
+    select *
+    from
+        values
+        {%- for r in rows %}
+            ({% for v in r %}{{ spark_clustering._sql_literal(v, 'spark_clustering_audit') }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %},{% endif %}
+        {%- else %}
+            -- nothing measured yet: an empty, typed result
+            (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
+        {%- endfor %}
+            as audit_rows (
+                run_id, run_started_at, model_id, relation_name, clustering_method, column_name,
+                total_file_count, constant_file_count, null_only_file_count, average_overlaps,
+                average_depth, p95_depth, p99_depth, depth_histogram, box_average_overlaps,
+                workload_mean_ratio
+            )
+)
+
 select
     cast(run_id as string) as run_id,
     cast(run_started_at as timestamp) as run_started_at,
     cast(model_id as string) as model_id,
     cast(relation_name as string) as relation_name,
-    cast(method as string) as method,
+    cast(clustering_method as string) as clustering_method,
     cast(column_name as string) as column_name,
     cast(total_file_count as bigint) as total_file_count,
     cast(constant_file_count as bigint) as constant_file_count,
@@ -53,18 +71,7 @@ select
     cast(depth_histogram as string) as depth_histogram,
     cast(box_average_overlaps as double) as box_average_overlaps,
     cast(workload_mean_ratio as double) as workload_mean_ratio
-from values
-{%- for r in rows %}
-    ({% for v in r %}{{ spark_clustering._sql_literal(v, 'spark_clustering_audit') }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %},{% endif %}
-{%- else %}
-    -- nothing measured yet: an empty, typed result
-    (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
-{%- endfor %}
-as audit (
-    run_id, run_started_at, model_id, relation_name, method, column_name, total_file_count,
-    constant_file_count, null_only_file_count, average_overlaps, average_depth, p95_depth,
-    p99_depth, depth_histogram, box_average_overlaps, workload_mean_ratio
-)
+from measured
 {%- if rows | length == 0 %}
-where false
+    where false
 {%- endif %}

@@ -13,7 +13,7 @@ def clustering_report(spark, schema: str) -> list[dict]:
     by_model: dict[str, dict] = {}
     for r in rows:
         entry = by_model.setdefault(r.relation_name, {
-            "model": r.relation_name.split(".")[-1], "method": r.method, "files": 0, "average_depth": {},
+            "model": r.relation_name.split(".")[-1], "method": r.clustering_method, "files": 0, "average_depth": {},
             "box_average_overlaps": r.box_average_overlaps, "workload_ratio": r.workload_mean_ratio})
         entry["files"] = max(entry["files"], r.total_file_count + r.null_only_file_count)
         entry["average_depth"][r.column_name] = r.average_depth

@@ -16,8 +16,10 @@ select
     cast(h1 % 64 as int) as mission_id,
     timestamp_seconds(1735689600 + h2 % 31536000) as ts,
     concat('payload-', lpad(cast(h3 % 5000 as string), 5, '0')) as payload_id,
-    element_at(array('temp', 'pressure', 'voltage', 'current', 'gyro', 'accel', 'mag', 'lidar'),
-        cast(h3 % 8 as int) + 1) as sensor_kind,
+    element_at(
+        array('temp', 'pressure', 'voltage', 'current', 'gyro', 'accel', 'mag', 'lidar'),
+        cast(h3 % 8 as int) + 1
+    ) as sensor_kind,
     element_at(array('leo', 'meo', 'geo', 'lunar', 'deep'), cast(h1 % 5 as int) + 1) as region,
     -- skewed on purpose: ~90 % of readings are good
     (h2 % 10) != 0 as quality_flag,

@@ -2,5 +2,5 @@
 -- cluster_by here only names the columns the audit measures; a plain table ignores it.
 {{ config(materialized='table', cluster_by=['mission_id', 'ts', 'payload_id']) }}
 
-select /*+ REPARTITION_BY_RANGE(16, event_id) */ * from {{ ref('telemetry_events') }}
+select /*+ repartition_by_range(16, event_id) */ * from {{ ref('telemetry_events') }}
 sort by event_id
