@@ -6,6 +6,7 @@ dbt-spark's `session` method calls `SparkSession.builder.getOrCreate()`, so the 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from harness.paths import EXTENSION_CLASS, JAR, WORK
@@ -27,6 +28,8 @@ def session_conf(work_dir: Path, with_jar: bool = True) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         # dbt-spark forces this too; set it up front so every statement sees one mode.
         "spark.sql.ansi.enabled": "false",
+        # Python UDF workers run this interpreter (the venv's numpy + pyarrow), not the system one.
+        "spark.pyspark.python": sys.executable,
     }
     if with_jar:
         if not JAR.exists():

@@ -32,8 +32,8 @@
 {% endmacro %}
 
 {#- Bits per column: enough for the column with the most ranges, at most 31 (ids are ints); the SQL
-    and Python backends produce bigint keys only, so there d * bits <= 63 (coarser cells, the raw
-    column tie-break still orders rows inside them). -#}
+    backend produces bigint keys only, so there d * bits <= 63 (coarser cells, the raw column
+    tie-break still orders rows inside them). -#}
 {% macro key_layout(columns, boundaries, backend) %}
     {%- set ns = namespace(max_id=1) -%}
     {%- for col in columns -%}
@@ -44,7 +44,7 @@
         {%- if 2 ** ns2.bits - 1 < ns.max_id -%}{%- set ns2.bits = ns2.bits + 1 -%}{%- endif -%}
     {%- endfor -%}
     {%- set bits = [ns2.bits, 31] | min -%}
-    {%- if backend in ['sql', 'python'] -%}
+    {%- if backend == 'sql' -%}
         {%- set bits = [bits, (63 // (columns | length))] | min -%}
     {%- endif -%}
     {{ return({'bits': bits, 'max_value': 2 ** bits - 1}) }}
