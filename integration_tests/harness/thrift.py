@@ -68,6 +68,10 @@ class ThriftServer:
                 raise FileNotFoundError(f"{JAR} is missing: run scripts/setup")
             cmd += ["--jars", str(JAR)]
             conf["spark.sql.extensions"] = EXTENSION_CLASS
+            # Also on the driver's system classpath: --jars alone puts the jar in a class loader that
+            # closing the first client session closes, after which classes not loaded yet (e.g.
+            # CurveKeys$) fail with NoClassDefFoundError. Executors still get it through --jars.
+            conf.setdefault("spark.driver.extraClassPath", str(JAR))
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
         cmd += ["spark-internal",

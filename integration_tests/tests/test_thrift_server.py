@@ -11,6 +11,8 @@ from harness.dbt import run_dbt
 from harness.paths import WORK
 from harness.thrift import ThriftServer, pid_alive
 
+pytestmark = pytest.mark.thrift
+
 SCHEMA = "it_thrift"
 
 

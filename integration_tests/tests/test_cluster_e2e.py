@@ -1,0 +1,207 @@
+"""The example project on a real standalone cluster: master + 2 workers (separate JVMs), a Spark
+Thrift Server attached to it as the driver, dbt `method: thrift`.
+
+Proves the native key functions ran on the executors: the driver's REST API (its UI is switched on
+for this server) links every SQL execution whose physical plan calls `hilbert_key(` / `zorder_key(` to
+its jobs, stages and tasks; every such task ran on an executor (never "driver"), and executors of
+BOTH workers (each worker's `/json/` lists the executor it launched for the app) ran some of them.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from harness.cluster import StandaloneCluster, get_json
+from harness.dbt import run_dbt
+from harness.paths import WORK
+from harness.thrift import ThriftServer, free_port, pid_alive
+
+pytestmark = pytest.mark.cluster
+
+SCHEMA = "it_cluster_e2e"
+ROWS, FILE_ROWS = 50_000, 5_000
+CLUSTERED = ["telemetry_hilbert", "telemetry_zorder", "telemetry_linear", "telemetry_by_region"]
+EXAMPLE = ["telemetry_insertion_order", *CLUSTERED]
+COLUMNS = "event_id, mission_id, ts, payload_id, sensor_kind, region, quality_flag, reading_value"
+
+
+def _say(request, text: str) -> None:
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print(text, flush=True)
+
+
+class Stack:
+    def __init__(self, cluster: StandaloneCluster, server: ThriftServer, ui_port: int):
+        self.cluster, self.server, self.ui_port = cluster, server, ui_port
+        self.api = f"http://127.0.0.1:{ui_port}/api/v1"
+        self.app_id = get_json(f"{self.api}/applications")[0]["id"]
+        self.pids = {**cluster.pids, "thrift": server.pid}
+
+    def executors(self) -> list[dict]:
+        return [e for e in get_json(f"{self.api}/applications/{self.app_id}/executors") if e["id"] != "driver"]
+
+    def query(self, sql: str) -> list[tuple]:
+        from pyhive import hive
+
+        conn = hive.connect(host=self.server.host, port=self.server.port, username="dbt")
+        try:
+            cur = conn.cursor()
+            cur.execute(sql)
+            return cur.fetchall()
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def stack(request):
+    started = time.monotonic()
+    work = WORK / f"cluster-{os.getpid()}"
+    cluster = StandaloneCluster(work).start()
+    ui_port = free_port()
+    server = ThriftServer(work / "thrift", master=cluster.url, extra_conf={
+        "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
+        "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
+        # Wait for both executors before the first job, so the scheduler can use both.
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
+    })
+    try:
+        server.start()
+        s = Stack(cluster, server, ui_port)
+        deadline = time.monotonic() + 90
+        while len(s.executors()) < 2 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert len(s.executors()) == 2, f"executors registered: {s.executors()}"
+    except BaseException:
+        server.stop()
+        cluster.stop()
+        raise
+    _say(request, f"\n[cluster] master {cluster.url} (pid {cluster.pids['master']}, ui {cluster.ui_port}); "
+                  f"workers pids {cluster.pids['worker1']}, {cluster.pids['worker2']} "
+                  f"(ui {cluster.worker_ui_ports}); thrift pid {server.pid} on {server.host}:{server.port}, "
+                  f"driver ui {ui_port}, app {s.app_id}; up in {time.monotonic() - started:.0f}s")
+    yield s
+    server.stop()
+    cluster.stop()
+    shutil.rmtree(work, ignore_errors=True)
+    _say(request, f"\n[cluster] module finished in {time.monotonic() - started:.0f}s")
+
+
+@pytest.fixture(scope="module")
+def built(request, stack):
+    from dbt.adapters.spark.connections import PyhiveConnectionWrapper
+
+    env = {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
+    kw = dict(target="thrift", schema=SCHEMA, env=env, vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
+    started = time.monotonic()
+    init = PyhiveConnectionWrapper.__init__
+
+    def fast_poll(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.poll_interval = 0.2
+
+    # dbt-spark's thrift method sleeps poll_interval (profile default 5 s) after every statement that
+    # is not done at once; the project's profile does not set it, so this module shortens the client-side
+    # wait here (it changes nothing the server runs).
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PyhiveConnectionWrapper, "__init__", fast_poll)
+        build = run_dbt(["build", "--select", "path:models/example"], **kw)
+        audit = run_dbt(["run", "--select", "spark_clustering_audit"], **kw)
+    results = {**build.node_results(), **audit.node_results()}
+    _say(request, f"\n[cluster] dbt build + audit in {time.monotonic() - started:.0f}s: "
+                  + ", ".join(f"{n} {r.execution_time:.1f}s" for n, r in results.items()))
+    return results
+
+
+def test_dbt_build_succeeds(built):
+    for name in ["telemetry_events", *EXAMPLE, "spark_clustering_audit"]:
+        assert str(built[name].status) == "success", (name, built[name].status, built[name].message)
+
+
+def test_every_model_holds_exactly_the_source_rows(stack, built):
+    fingerprint = f"count(*), sum(cast(hash({COLUMNS}) as bigint)), bit_xor(xxhash64({COLUMNS}))"
+    [source] = stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_events")
+    assert source[0] == ROWS
+    for name in EXAMPLE:
+        assert stack.query(f"select {fingerprint} from {SCHEMA}.{name}") == [source], name
+
+
+def test_file_counts_as_configured(stack, built):
+    expected = ROWS // FILE_ROWS
+    for name in CLUSTERED:
+        props = dict(stack.query(f"show tblproperties {SCHEMA}.{name}"))
+        assert props["spark_clustering.num_files"] == str(expected), name
+        assert props["spark_clustering.validated"] == "true", name
+    for name in ["telemetry_hilbert", "telemetry_zorder", "telemetry_linear"]:
+        [(files,)] = stack.query(f"select count(distinct f) from (select input_file_name() as f from {SCHEMA}.{name})")
+        assert files == expected, name
+    # Partitioned: no file spans two regions (a range task crossing a region writes one file per region).
+    per_file = stack.query(f"select input_file_name(), count(distinct region) from {SCHEMA}.telemetry_by_region "
+                           "group by 1")
+    assert len(per_file) >= expected and {n for _, n in per_file} == {1}
+
+
+def test_hilbert_scans_fewer_files_than_insertion_order(request, stack, built):
+    rows = stack.query(f"""
+        select split(relation_name, '[.]')[size(split(relation_name, '[.]')) - 1], max(workload_mean_ratio)
+        from {SCHEMA}.spark_clustering_audit
+        where run_id = (select max_by(run_id, run_started_at) from {SCHEMA}.spark_clustering_audit)
+        group by 1""")
+    ratio = dict(rows)
+    _say(request, f"\n[cluster] workload ratios (files scanned / files): {ratio}")
+    assert ratio["telemetry_hilbert"] < ratio["telemetry_insertion_order"], ratio
+    assert ratio["telemetry_zorder"] < ratio["telemetry_insertion_order"], ratio
+
+
+def test_keys_were_computed_on_both_workers_executors(request, stack, built):
+    app = f"{stack.api}/applications/{stack.app_id}"
+    executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
+    keyed = [e for e in executions
+             if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
+             and "rangepartitioning" in e.get("planDescription", "")]
+    # One clustered write per hilbert/zorder model (by_region is hilbert too), native backend used.
+    assert len(keyed) >= 3, [e["description"][:120] for e in executions]
+    job_ids = sorted({j for e in keyed for j in e["successJobIds"]})
+    assert job_ids and not any(e["failedJobIds"] for e in keyed)
+    tasks_per_executor: dict[str, int] = {}
+    for job_id in job_ids:
+        for stage_id in get_json(f"{app}/jobs/{job_id}")["stageIds"]:
+            for attempt in get_json(f"{app}/stages/{stage_id}"):
+                if attempt["status"] == "SKIPPED" or attempt["numTasks"] == 0:
+                    continue
+                tasks = get_json(f"{app}/stages/{stage_id}/{attempt['attemptId']}/taskList?length=100000")
+                for t in tasks:
+                    if t["status"] == "SUCCESS":
+                        tasks_per_executor[t["executorId"]] = tasks_per_executor.get(t["executorId"], 0) + 1
+    # Which executor each worker launched for this application, from the workers themselves.
+    worker_executors = {}
+    for i, port in enumerate(stack.cluster.worker_ui_ports):
+        state = get_json(f"http://127.0.0.1:{port}/json/")
+        worker_executors[f"worker{i + 1}"] = sorted(str(e["id"]) for e in state["executors"]
+                                                    if e["appid"] == stack.app_id)
+    totals = {e["id"]: e["totalTasks"] for e in stack.executors()}
+    _say(request, f"\n[cluster] key-computing SQL executions {[e['id'] for e in keyed]}, jobs {job_ids}; "
+                  f"their successful tasks per executor {tasks_per_executor}; workers' executors "
+                  f"{worker_executors}; all tasks per executor {totals}")
+    assert "driver" not in tasks_per_executor
+    assert all(len(ids) == 1 for ids in worker_executors.values()), worker_executors
+    for worker, [executor_id] in worker_executors.items():
+        assert tasks_per_executor.get(executor_id, 0) > 0, (worker, executor_id, tasks_per_executor)
+    # The jar reached each executor through --jars (fetched from the driver, added to its class loader).
+    for i in range(len(stack.cluster.worker_ui_ports)):
+        logs = list((stack.cluster.work_dir / f"worker{i + 1}" / "work" / stack.app_id).glob("*/stderr"))
+        assert logs and any("spark-clustering-udfs.jar" in p.read_text(errors="replace") for p in logs), logs
+
+
+def test_everything_stops(request, stack, built):
+    pids = stack.pids
+    assert all(pid_alive(p) for p in pids.values()), pids
+    stack.server.stop()
+    stack.cluster.stop()
+    gone = {name: not pid_alive(pid) for name, pid in pids.items()}
+    _say(request, f"\n[cluster] stopped {pids}: gone {gone}")
+    assert all(gone.values()), f"still alive after stop: {gone}"
