@@ -1,0 +1,37 @@
+package org.apache.spark.sql.sparkclustering
+
+import org.apache.spark.SparkRuntimeException
+import org.apache.spark.sql.errors.QueryCompilationErrors
+
+/**
+ * Runtime errors. Generated (Janino) code calls these through the static forwarders of this object,
+ * so every message is built in one place for the codegen and the interpreted paths.
+ *
+ * USER_RAISED_EXCEPTION is the class raise_error() uses, so the SQL fallback macros (which fail with
+ * raise_error) and the native functions surface the same kind of error with the same text.
+ */
+object SparkClusteringErrors {
+
+  private def runtime(message: String): RuntimeException =
+    new SparkRuntimeException("USER_RAISED_EXCEPTION", Map("errorMessage" -> message))
+
+  /**
+   * Spark's own WRONG_NUM_ARGS AnalysisException; `expected` carries the call shape. (An error class
+   * is required: PySpark renders every SparkThrowable through its error class.)
+   */
+  def wrongNumArgs(function: String, expected: String, actual: Int): Throwable =
+    QueryCompilationErrors.wrongNumArgsError(function, Seq(expected), actual)
+
+  def rangeIdNullBoundaries(): RuntimeException = runtime(
+    "range_id: the boundaries array is NULL; pass a non-NULL ARRAY of sorted boundaries " +
+      "(an empty array() puts every non-NULL value in range 1)")
+
+  def rangeIdNullBoundary(index: Int): RuntimeException = runtime(
+    s"range_id: boundaries[$index] (0-based) is NULL; boundaries must not contain NULLs " +
+      "(drop NULLs when computing the boundaries, NULL values get range 0 anyway)")
+
+  /** `argument` counts from 1 over all arguments, so bits is argument 1 and id_1 is argument 2. */
+  def idOutOfRange(function: String, argument: Int, value: Long, bits: Int): RuntimeException = runtime(
+    s"$function: argument $argument = $value is outside [0, ${(1L << bits) - 1}] for bits = $bits " +
+      "(ids must be range_id results and bits must cover the number of ranges)")
+}

@@ -1,0 +1,97 @@
+package org.apache.spark.sql.sparkclustering
+
+import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+
+/**
+ * Registers range_id, zorder_key and hilbert_key as native Catalyst functions. Load with
+ *   spark.jars=build/spark-clustering-udfs.jar
+ *   spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions
+ */
+class SparkClusteringExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    SparkClusteringFunctions.all.foreach(extensions.injectFunction)
+}
+
+object SparkClusteringFunctions {
+
+  type FunctionBuilder = Seq[Expression] => Expression
+
+  private def info(className: String, name: String, usage: String, arguments: String,
+      examples: String): ExpressionInfo =
+    new ExpressionInfo(className, null, name, usage, arguments, examples, "", "misc_funcs", "", "",
+      "scala_udf")
+
+  val rangeId: FunctionBuilder = args => {
+    if (args.length != 2) {
+      throw SparkClusteringErrors.wrongNumArgs("range_id",
+        "2 (call range_id(value, boundaries), e.g. range_id(price, array(10.0D, 20.0D, 50.0D)))",
+        args.length)
+    }
+    RangeId(args(0), args(1))
+  }
+
+  private def curveBuilder(name: String, make: Seq[Expression] => Expression): FunctionBuilder = args => {
+    if (args.length < 2 || args.length > CurveKeys.MaxIds + 1) {
+      throw SparkClusteringErrors.wrongNumArgs(name,
+        s"2 to ${CurveKeys.MaxIds + 1} (call $name(bits, id_1, ..., id_n) with a bits literal and " +
+          s"1 to ${CurveKeys.MaxIds} ids, e.g. $name(10, range_id(a, bounds_a), range_id(b, bounds_b)))",
+        args.length)
+    }
+    make(args)
+  }
+
+  val zorderKey: FunctionBuilder = curveBuilder("zorder_key", ZOrderKey(_))
+  val hilbertKey: FunctionBuilder = curveBuilder("hilbert_key", HilbertKey(_))
+
+  private val curveArguments =
+    """
+      |    Arguments:
+      |      * bits - constant INT in [1, 31]: bits per id; ids must lie in [0, 2^bits).
+      |      * id_1, ..., id_n - 1 to 32 integral range ids (usually range_id results); id_1 is the
+      |          most significant dimension. Any NULL id gives NULL.
+      |  """.stripMargin
+
+  private val curveResult =
+    "BIGINT when n * bits <= 63, else BINARY of ceil(n * bits / 8) bytes (big-endian, so BINARY " +
+      "order is key order)."
+
+  val all: Seq[(FunctionIdentifier, ExpressionInfo, FunctionBuilder)] = Seq(
+    (FunctionIdentifier("range_id"),
+      info(classOf[RangeId].getName, "range_id",
+        "range_id(value, boundaries) - 0 when value is NULL, else 1 + the number of boundaries <= value " +
+          "(Spark ordering: NaN is the largest double). Returns INT in [0, size(boundaries) + 1].",
+        """
+          |    Arguments:
+          |      * value - any orderable value.
+          |      * boundaries - non-NULL ARRAY of the value's type, sorted ascending, no NULL elements.
+          |  """.stripMargin,
+        """
+          |    Examples:
+          |      > SELECT range_id(15, array(10, 20, 20, 30));
+          |       2
+          |  """.stripMargin),
+      rangeId),
+    (FunctionIdentifier("zorder_key"),
+      info(classOf[ZOrderKey].getName, "zorder_key",
+        s"zorder_key(bits, id_1, ..., id_n) - Z-order (Morton) key: the ids' bits interleaved. $curveResult",
+        curveArguments,
+        """
+          |    Examples:
+          |      > SELECT zorder_key(2, 1, 2);
+          |       6
+          |  """.stripMargin),
+      zorderKey),
+    (FunctionIdentifier("hilbert_key"),
+      info(classOf[HilbertKey].getName, "hilbert_key",
+        s"hilbert_key(bits, id_1, ..., id_n) - Hilbert curve key (Skilling's transform). $curveResult",
+        curveArguments,
+        """
+          |    Examples:
+          |      > SELECT hilbert_key(1, 1, 1);
+          |       2
+          |  """.stripMargin),
+      hilbertKey)
+  )
+}
