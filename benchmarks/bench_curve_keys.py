@@ -104,12 +104,14 @@ def python_udf_variants(spark, boundaries: str) -> list[Variant]:
 
 def sql_fallback_expression(function: str, bits: int, args: list[str]) -> str | None:
     """The SQL text the dbt fallback macros generate for `function(bits, *args)` (or for
-    range_id(args[0], args[1])), or None while that is not wired.
+    range_id(args[0], args[1])), rendered by dbt itself (`run-operation`, backend `sql`)."""
+    from harness.dbt import run_operation_json
 
-    TO WIRE: render the macro (e.g. with dbt's jinja environment or a compiled model) and return
-    the expression string; the rows below then run with no other change.
-    """
-    return None
+    if function == "range_id":
+        spec = {"function": function, "value": args[0], "boundaries": args[1], "backend": "sql"}
+    else:
+        spec = {"function": function, "bits": bits, "ids": args, "backend": "sql"}
+    return run_operation_json("print_curve_key_expression", {"spec": spec}, prefix="curve_key_expression")
 
 
 def sql_fallback_variants(boundaries: str) -> list[Variant]:

@@ -28,3 +28,9 @@
     {%- endif -%}
     {{ exceptions.raise_compiler_error('curve_key_sql: unknown function ' ~ spec['function']) }}
 {% endmacro %}
+
+{#- The expression of one spec as a JSON string on stdout (`curve_key_expression: "..."`), for the
+    benchmark's SQL-fallback rows. -#}
+{% macro print_curve_key_expression(spec) %}
+    {{ print('curve_key_expression: ' ~ tojson(curve_key_expression(spec))) }}
+{% endmacro %}
