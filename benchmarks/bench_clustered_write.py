@@ -68,7 +68,10 @@ def main() -> int:
         spark.sql(f"drop table if exists {table}")
         hint = f"/*+ REPARTITION_BY_RANGE({args.files}, event_id) */" if name == "insertion order" else ""
         clause = "sort by event_id" if name == "insertion order" else f"order by {order}"
+        # AQE would coalesce ORDER BY's shuffle to a few partitions: same file count for every variant.
+        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
         seconds[name] = timed(lambda: spark.sql(f"create table {table} using parquet as select {hint} * from {src} {clause}"))
+        spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
         tables[name] = table
     for method in ["linear", "zorder", "hilbert"]:
         alias = f"clustered_{method}"

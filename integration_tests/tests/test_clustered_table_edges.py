@@ -99,6 +99,23 @@ def test_all_types_and_all_null_and_constant_columns(spark, dbt, s):
     assert len(file_ranges(spark, f"{s}.typed_h", ["d"])) == 6
 
 
+def test_target_file_bytes_uses_the_measured_bytes_per_row(spark, dbt, s):
+    src = make_table(spark, f"{s}.sized", """select id, cast(abs(xxhash64(id)) % 100000 as int) as a,
+        cast(abs(xxhash64(id, 2)) % 100000 as int) as b, repeat(cast(id % 97 as string), 5) as pad from range(60000)""")
+    build(dbt, src, "sized_h", cluster_by=["a", "b"])  # first build: rows target only -> 1 file
+    props = {r.key: r.value for r in spark.sql(f"show tblproperties {s}.sized_h").collect()}
+    files = spark.sql(f"select distinct _metadata.file_path, _metadata.file_size from {s}.sized_h").collect()
+    assert len(files) == 1
+    assert float(props["spark_clustering.bytes_per_row"]) == pytest.approx(files[0].file_size / 60000, rel=0.01)
+    target = files[0].file_size // 6
+    build(dbt, src, "sized_h", cluster_by=["a", "b"], file_bytes=int(target))
+    sizes = [r.file_size for r in spark.sql(f"select distinct _metadata.file_path, _metadata.file_size from {s}.sized_h").collect()]
+    # ceil(1 file / (1/6)) = 6 files; smaller files compress a little worse, so allow 25 % over target.
+    assert len(sizes) == 6, sizes
+    assert max(sizes) <= 1.25 * target and min(sizes) >= 0.5 * target, (sizes, target)
+    assert_same_rows(spark, src, f"{s}.sized_h")
+
+
 def test_config_errors_name_model_key_and_fix(dbt, s, spark):
     src = make_table(spark, f"{s}.cfg_src", "select id, cast(id as int) as a, cast(id as int) as b from range(10)")
     cases = [

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import BinaryType, LongType
+from spark_clustering_udfs.reference import axes_to_transpose, interleave
 
 # How each evaluation path is forced. fallback=false / CODEGEN_ONLY make a codegen bug fail the
 # test instead of silently falling back to the interpreted path.
@@ -62,49 +63,11 @@ def assert_modes_agree(results: dict[str, list]) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# Independent Python models of the keys
+# Python models of the keys: the scalar reference of udfs/python, written straight from the spec
 # ---------------------------------------------------------------------------------------------
 
-def interleave(ids, bits: int) -> int:
-    """Bit L of ids[i] at position L*n + (n-1-i)."""
-    n = len(ids)
-    key = 0
-    for level in range(bits):
-        for i, x in enumerate(ids):
-            key |= ((x >> level) & 1) << (level * n + (n - 1 - i))
-    return key
-
-
-def axes_to_transpose(X, b):
-    X = list(X)
-    n = len(X)
-    M = 1 << (b - 1)
-    Q = M
-    while Q > 1:
-        P = Q - 1
-        for i in range(n):
-            if X[i] & Q:
-                X[0] ^= P
-            else:
-                t = (X[0] ^ X[i]) & P
-                X[0] ^= t
-                X[i] ^= t
-        Q >>= 1
-    for i in range(1, n):
-        X[i] ^= X[i - 1]
-    t = 0
-    Q = M
-    while Q > 1:
-        if X[n - 1] & Q:
-            t ^= Q - 1
-        Q >>= 1
-    for i in range(n):
-        X[i] ^= t
-    return X
-
-
 def hilbert_reference(ids, bits: int) -> int:
-    return interleave(axes_to_transpose(ids, bits), bits)
+    return interleave(axes_to_transpose(list(ids), bits), bits)
 
 
 def key_int(value) -> int:

@@ -60,6 +60,10 @@
     {%- if target_rows is not number or target_rows is boolean or target_rows < 1 -%}
         {{ spark_clustering.config_error('cluster_target_file_rows', target_rows, 'use a positive whole number of rows per file') }}
     {%- endif -%}
+    {%- set target_bytes = config.get('cluster_target_file_bytes') -%}
+    {%- if target_bytes is not none and (target_bytes is not number or target_bytes is boolean or target_bytes < 1024) -%}
+        {{ spark_clustering.config_error('cluster_target_file_bytes', target_bytes, 'use a whole number of bytes per file of at least 1024, e.g. 134217728 for 128 MiB') }}
+    {%- endif -%}
     {%- set num_files = config.get('cluster_num_files') -%}
     {%- if num_files is not none and (num_files is not number or num_files is boolean or num_files < 1) -%}
         {{ spark_clustering.config_error('cluster_num_files', num_files, 'use a positive whole number, or leave it unset to derive it from cluster_target_file_rows') }}
@@ -90,6 +94,7 @@
         'method': method,
         'ranges': ranges,
         'target_file_rows': target_rows | int,
+        'target_file_bytes': (target_bytes | int) if target_bytes is not none else none,
         'num_files': (num_files | int) if num_files is not none else none,
         'file_format': file_format,
         'partition_by': partition_by,

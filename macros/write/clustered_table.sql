@@ -25,7 +25,7 @@
         create or replace temporary view {{ source_view }} as {{ compiled_code }}
     {%- endcall %}
 
-    {%- set plan = spark_clustering.plan_clustered_write(source_view, cfg) -%}
+    {%- set plan = spark_clustering.plan_clustered_write(source_view, cfg, existing) -%}
 
     {% call statement('main') -%}
         {{ spark_clustering.create_clustered_table_as(staging, plan.select_sql, cfg) }}
@@ -55,7 +55,7 @@
 
 {#- Everything decided before the write: columns, file count, boundaries, key, the SELECT, and the
     source fingerprint the staging table must match. -#}
-{% macro plan_clustered_write(source_view, cfg) %}
+{% macro plan_clustered_write(source_view, cfg, existing=none) %}
     {%- set columns = spark_clustering.describe_columns('select * from ' ~ source_view) -%}
     {%- set by_lower = {} -%}
     {%- for col in columns -%}{%- do by_lower.update({col.name | lower: col}) -%}{%- endfor -%}
@@ -81,7 +81,7 @@
     {%- for col in cluster_cols -%}{%- do ranges.update({col.name: cfg.ranges[cfg.cluster_by[loop.index0]]}) -%}{%- endfor -%}
 
     {%- set row_count = run_query('select count(*) from ' ~ source_view).rows[0][0] | int -%}
-    {%- set num_files = cfg.num_files or ([1, ((row_count + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max) -%}
+    {%- set num_files = cfg.num_files or spark_clustering.files_for_target(row_count, cfg, existing) -%}
 
     {%- if cfg.method == 'linear' -%}
         {%- set boundaries = none -%}
@@ -158,7 +158,38 @@
             'spark_clustering.method' = '{{ cfg.method }}',
             'spark_clustering.bits' = '{{ plan.layout.bits if plan.layout else "" }}',
             'spark_clustering.row_count' = '{{ staged.row_count }}',
-            'spark_clustering.num_files' = '{{ plan.num_files }}'
+            'spark_clustering.num_files' = '{{ plan.num_files }}',
+            'spark_clustering.bytes_per_row' = '{{ spark_clustering.bytes_per_row(staging, staged.row_count) }}'
         )
     {%- endcall %}
+{% endmacro %}
+
+
+{#- Files for a write: enough that no file exceeds cluster_target_file_rows and, when
+    cluster_target_file_bytes is set, that bytes target too. Bytes per row are what the previous
+    build of this table measured on its own files (tblproperty spark_clustering.bytes_per_row):
+    parquet/orc compression depends on the data, so the first build follows the rows target only. -#}
+{% macro files_for_target(row_count, cfg, existing) %}
+    {%- set files = [1, ((row_count + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max -%}
+    {%- if cfg.target_file_bytes and existing is not none and not existing.is_view -%}
+        {%- set ns = namespace(measured=none) -%}
+        {%- for row in run_query('show tblproperties ' ~ existing).rows
+                if row[0] == 'spark_clustering.bytes_per_row' and row[1] -%}
+            {%- set ns.measured = row[1] | float -%}
+        {%- endfor -%}
+        {%- if ns.measured -%}
+            {%- set by_bytes = ((row_count * ns.measured / cfg.target_file_bytes) | round(0, 'ceil')) | int -%}
+            {%- set files = [files, by_bytes] | max -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(files) }}
+{% endmacro %}
+
+
+{#- Bytes per row of a table's data files, as written (0 for an empty table). -#}
+{% macro bytes_per_row(relation, row_count) %}
+    {%- if row_count == 0 -%}{{ return(0) }}{%- endif -%}
+    {%- set total = run_query('select coalesce(sum(file_size), 0) from (select _metadata.file_path, max(_metadata.file_size) as file_size from '
+                              ~ relation ~ ' group by 1)').rows[0][0] | int -%}
+    {{ return((total / row_count) | round(2)) }}
 {% endmacro %}

@@ -6,6 +6,7 @@
     cluster_ranges=var('case_ranges', 1000),
     cluster_target_file_rows=var('case_file_rows', 1000000),
     cluster_num_files=var('case_num_files', none),
+    cluster_target_file_bytes=var('case_file_bytes', none),
     file_format=var('case_format', 'parquet'),
     partition_by=var('case_partition_by', none),
     cluster_validate=var('case_validate', true),
