@@ -1,11 +1,12 @@
 {#- History of clustering quality: one row per (run, model with `cluster_by`, column), appended on
     every run, so drift between rebuilds and reclusters is visible. Run it after the models it
     measures (`dbt run -s spark_clustering_audit`, or last in a job); switch it off with
-    `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config (a list of
-    {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. -#}
+    `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config or meta key (a
+    list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
+    on_schema_change='append_new_columns',
     file_format='parquet',
     enabled=var('spark_clustering_audit', true),
 ) }}
@@ -16,7 +17,7 @@
             if node.resource_type == 'model' and node.config.get('cluster_by') and node.unique_id != model.unique_id -%}
         {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
         {%- if relation is not none -%}
-            {%- set workload = node.config.get('cluster_workload') -%}
+            {%- set workload = spark_clustering._node_config(node, 'cluster_workload') -%}
             {%- set info = spark_clustering.clustering_information(relation, node.config.get('cluster_by'), workload) -%}
             {%- set props = {} -%}
             {%- for row in run_query('show tblproperties ' ~ relation).rows -%}

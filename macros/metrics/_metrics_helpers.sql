@@ -56,7 +56,7 @@
 
 
 {#- A config value (e.g. `cluster_by`, `cluster_workload`) of the model/seed/snapshot whose relation
-    this is, or none. -#}
+    this is, or none. Also read from `meta`, where dbt >= 1.10 wants custom keys set in YAML. -#}
 {% macro _model_config_of(relation, key) %}
     {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
         {%- set same_schema = (node.schema or '') | lower == (relation.schema or '') | lower -%}
@@ -65,10 +65,17 @@
         {%- set same_database = node.database is none or relation.database is none
             or node.database | lower == relation.database | lower -%}
         {%- if same_schema and same_name and same_database -%}
-            {{ return(node.config.get(key)) }}
+            {{ return(spark_clustering._node_config(node, key)) }}
         {%- endif -%}
     {%- endfor -%}
     {{ return(none) }}
+{% endmacro %}
+
+
+{% macro _node_config(node, key) %}
+    {%- set value = node.config.get(key) -%}
+    {%- if value is none -%}{%- set value = (node.config.get('meta') or {}).get(key) -%}{%- endif -%}
+    {{ return(value) }}
 {% endmacro %}
 
 
