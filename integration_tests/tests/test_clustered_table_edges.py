@@ -116,6 +116,23 @@ def test_target_file_bytes_uses_the_measured_bytes_per_row(spark, dbt, s):
     assert_same_rows(spark, src, f"{s}.sized_h")
 
 
+def test_location_root_builds_beside_the_live_table_and_swaps(spark, dbt, s, tmp_path):
+    root = str(tmp_path / "external")
+    v1 = make_table(spark, f"{s}.loc_v1", "select id, cast(id % 50 as int) as a, cast(id % 31 as int) as b from range(2000)")
+    v2 = make_table(spark, f"{s}.loc_v2", "select id, cast(id % 50 as int) as a, cast(id % 31 as int) as b from range(3000)")
+    locations = []
+    for src in (v1, v2):
+        build(dbt, src, "located", num_files=2, location_root=root)
+        assert_same_rows(spark, src, f"{s}.located")
+        detail = {r.col_name: r.data_type for r in spark.sql(f"describe table extended {s}.located").collect()}
+        assert detail["Type"] == "EXTERNAL"
+        locations.append(detail["Location"])
+    # Each build writes a directory of its own under location_root, so the live table's files are
+    # never overwritten while the new version is built.
+    assert all(loc.startswith("file:" + root + "/located__sc_") for loc in locations), locations
+    assert locations[0] != locations[1]
+
+
 def test_config_errors_name_model_key_and_fix(dbt, s, spark):
     src = make_table(spark, f"{s}.cfg_src", "select id, cast(id as int) as a, cast(id as int) as b from range(10)")
     cases = [

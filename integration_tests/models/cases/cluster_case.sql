@@ -11,6 +11,7 @@
     partition_by=var('case_partition_by', none),
     cluster_validate=var('case_validate', true),
     alias=var('case_alias', 'cluster_case'),
+    location_root=var('case_location_root', none),
 ) }}
 
 select * from {{ var('case_source', 'case_source') }}
