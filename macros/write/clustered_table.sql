@@ -138,9 +138,14 @@
 
 
 {#- The staging table must hold exactly the model's rows: same count, same checksum. Only then is it
-    marked validated (what recover_swap relies on to roll forward). -#}
+    marked validated (what recover_swap relies on to roll forward). The checksum is summed per file
+    so the same scan also yields the bytes written, for cluster_target_file_bytes next time. -#}
 {% macro validate_staging(staging, plan, cfg) %}
-    {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}
+    {%- set row = run_query('select coalesce(sum(row_count), 0), coalesce(sum(hash_sum), 0), coalesce(bit_xor(hash_xor), 0), '
+        ~ 'coalesce(sum(file_size), 0) from (select ' ~ spark_clustering.row_checksum_expressions(plan.column_names)
+        ~ ', max(_metadata.file_size) as file_size from ' ~ staging ~ ' group by _metadata.file_path)').rows[0] -%}
+    {%- set staged = {'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int} -%}
+    {%- set bytes_per_row = ((row[3] | int) / staged.row_count) | round(2) if staged.row_count else 0 -%}
     {%- set expected = plan.source_check -%}
     {%- if cfg.validate and staged != expected -%}
         {% do adapter.drop_relation(staging) %}
@@ -159,7 +164,7 @@
             'spark_clustering.bits' = '{{ plan.layout.bits if plan.layout else "" }}',
             'spark_clustering.row_count' = '{{ staged.row_count }}',
             'spark_clustering.num_files' = '{{ plan.num_files }}',
-            'spark_clustering.bytes_per_row' = '{{ spark_clustering.bytes_per_row(staging, staged.row_count) }}'
+            'spark_clustering.bytes_per_row' = '{{ bytes_per_row }}'
         )
     {%- endcall %}
 {% endmacro %}
@@ -185,11 +190,3 @@
     {{ return(files) }}
 {% endmacro %}
 
-
-{#- Bytes per row of a table's data files, as written (0 for an empty table). -#}
-{% macro bytes_per_row(relation, row_count) %}
-    {%- if row_count == 0 -%}{{ return(0) }}{%- endif -%}
-    {%- set total = run_query('select coalesce(sum(file_size), 0) from (select _metadata.file_path, max(_metadata.file_size) as file_size from '
-                              ~ relation ~ ' group by 1)').rows[0][0] | int -%}
-    {{ return((total / row_count) | round(2)) }}
-{% endmacro %}
