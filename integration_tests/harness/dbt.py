@@ -89,8 +89,11 @@ def run_operation_json(macro: str, args: dict[str, Any], prefix: str | None = No
 
     prefix = (prefix or macro) + ": "
     captured = io.StringIO()
-    with contextlib.redirect_stdout(captured):  # dbt's Jinja print() writes to sys.stdout
-        run_dbt(["run-operation", macro, "--args", json.dumps(args)], **kw)
+    try:
+        with contextlib.redirect_stdout(captured):  # dbt's Jinja print() writes to sys.stdout
+            run_dbt(["run-operation", macro, "--args", json.dumps(args)], **kw)
+    except DbtError as error:  # a failed run-operation prints its error to stdout only
+        raise DbtError(error.args_, [*error.messages, captured.getvalue()[-4000:]]) from None
     lines = captured.getvalue().splitlines()
     for line in lines:
         idx = line.find(prefix)

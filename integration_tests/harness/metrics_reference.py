@@ -36,7 +36,7 @@ def column_metrics(ranges: Iterable[Range]) -> dict[str, Any]:
     n = len(files)
     if n == 0:
         return {"total_file_count": 0, "constant_file_count": 0, "null_only_file_count": null_only,
-                "average_overlaps": 0.0, "average_depth": 0.0, "p95_depth": 0, "p99_depth": 0,
+                "average_overlaps": 0.0, "average_depth": 0.0, "p95_depth": 0, "p99_depth": 0, "max_depth": 0,
                 "depth_histogram": {}}
     overlaps = []
     for i, (lo_i, hi_i) in enumerate(files):
@@ -58,6 +58,7 @@ def column_metrics(ranges: Iterable[Range]) -> dict[str, Any]:
         "average_depth": round(sum(depths) / n, 4),
         "p95_depth": nearest_rank(ordered, 95),
         "p99_depth": nearest_rank(ordered, 99),
+        "max_depth": ordered[-1],
         "depth_histogram": dict(sorted(histogram.items())),
     }
 

@@ -145,7 +145,7 @@ def test_clustering_information_on_insertion_order_with_columns_as_a_string(spar
     assert list(info["columns"]) == ["a"]
     assert info["columns"]["a"] == {
         "total_file_count": 16, "constant_file_count": 0, "null_only_file_count": 0, "average_overlaps": 15.0,
-        "average_depth": 16.0, "p95_depth": 16, "p99_depth": 16, "depth_histogram": {"00016": 16}}
+        "average_depth": 16.0, "p95_depth": 16, "p99_depth": 16, "max_depth": 16, "depth_histogram": {"00016": 16}}
     assert info["box"] == {"total_file_count": 16, "null_only_file_count": 0, "average_overlaps": 15.0,
                            "max_overlaps": 15, "exact": True}
 

@@ -52,7 +52,8 @@ def reference(case: dict) -> dict:
 def metrics(average_overlaps, average_depth, p95, p99, histogram, total, constant=0, null_only=0):
     return {"total_file_count": total, "constant_file_count": constant, "null_only_file_count": null_only,
             "average_overlaps": average_overlaps, "average_depth": average_depth, "p95_depth": p95,
-            "p99_depth": p99, "depth_histogram": histogram}
+            "p99_depth": p99, "max_depth": max((int(k) for k in histogram), default=0),
+            "depth_histogram": histogram}
 
 
 # name -> (case, expected metrics of column "c"), every number worked out by hand.

@@ -80,7 +80,7 @@
         {%- for r in ranges -%}{%- do lo_rank.append(none) -%}{%- do hi_rank.append(none) -%}{%- endfor -%}
         {{ return({"metrics": {
             "total_file_count": 0, "constant_file_count": 0, "null_only_file_count": ranges | length,
-            "average_overlaps": 0.0, "average_depth": 0.0, "p95_depth": 0, "p99_depth": 0,
+            "average_overlaps": 0.0, "average_depth": 0.0, "p95_depth": 0, "p99_depth": 0, "max_depth": 0,
             "depth_histogram": {},
         }, "lo_rank": lo_rank, "hi_rank": hi_rank, "overlap_sum": 0}) }}
     {%- endif -%}
@@ -157,6 +157,7 @@
         "average_depth": ((depths | sum) / n) | round(4),
         "p95_depth": sorted_depths[(95 * n + 99) // 100 - 1],
         "p99_depth": sorted_depths[(99 * n + 99) // 100 - 1],
+        "max_depth": sorted_depths[-1],
         "depth_histogram": dict(histogram | dictsort),
     }, "lo_rank": lo_rank, "hi_rank": hi_rank, "overlap_sum": total.overlaps}) }}
 {% endmacro %}
