@@ -55,7 +55,7 @@
 
 {#- Everything decided before the write: columns, file count, boundaries, key, the SELECT, and the
     source fingerprint the staging table must match. -#}
-{% macro plan_clustered_write(source_view, cfg, existing=none) %}
+{% macro plan_clustered_write(source_view, cfg, existing=none, label=none) %}
     {%- set columns = spark_clustering.describe_columns('select * from ' ~ source_view) -%}
     {%- set by_lower = {} -%}
     {%- for col in columns -%}{%- do by_lower.update({col.name | lower: col}) -%}{%- endfor -%}
@@ -108,7 +108,7 @@
         {%- endfor -%}
         {%- set summary = summary ~ ', ' ~ layout.bits ~ ' bits/column, value ranges ' ~ per_col | join(' ') ~ ', backend ' ~ backend -%}
     {%- endif -%}
-    {{ log('spark_clustering: ' ~ model.name ~ ': ' ~ row_count ~ ' rows -> ' ~ num_files ~ ' files, ' ~ summary, info=true) }}
+    {{ log('spark_clustering: ' ~ (label or model.name) ~ ': ' ~ row_count ~ ' rows -> ' ~ num_files ~ ' files, ' ~ summary, info=true) }}
     {{ return({
         'columns': columns, 'column_names': column_names, 'cluster_by': cluster_names,
         'partition_by': partition_by, 'row_count': row_count, 'num_files': num_files,
@@ -138,16 +138,12 @@
 
 
 {#- The staging table must hold exactly the model's rows: same count, same checksum. Only then is it
-    marked validated (what recover_swap relies on to roll forward). The checksum is summed per file
-    so the same scan also yields the bytes written, for cluster_target_file_bytes next time. -#}
+    marked validated (what recover_swap relies on to roll forward). -#}
 {% macro validate_staging(staging, plan, cfg) %}
-    {%- set row = run_query('select coalesce(sum(row_count), 0), coalesce(sum(hash_sum), 0), coalesce(bit_xor(hash_xor), 0), '
-        ~ 'coalesce(sum(file_size), 0) from (select ' ~ spark_clustering.row_checksum_expressions(plan.column_names)
-        ~ ', max(_metadata.file_size) as file_size from ' ~ staging ~ ' group by _metadata.file_path)').rows[0] -%}
-    {%- set staged = {'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int} -%}
-    {%- set bytes_per_row = ((row[3] | int) / staged.row_count) | round(2) if staged.row_count else 0 -%}
+    {%- set staged = spark_clustering.staged_check(staging, plan.column_names) -%}
+    {%- set bytes_per_row = (staged.file_bytes / staged.row_count) | round(2) if staged.row_count else 0 -%}
     {%- set expected = plan.source_check -%}
-    {%- if cfg.validate and staged != expected -%}
+    {%- if cfg.validate and not spark_clustering.checks_match(staged, expected) -%}
         {% do adapter.drop_relation(staging) %}
         {{ exceptions.raise_compiler_error(
             "spark_clustering: model '" ~ model.name ~ "': the clustered copy does not match the model query "
@@ -167,6 +163,21 @@
             'spark_clustering.bytes_per_row' = '{{ bytes_per_row }}'
         )
     {%- endcall %}
+{% endmacro %}
+
+
+{#- Row count + checksum of a written table, and its bytes on disk, in one scan: the checksum is
+    summed per file so the file sizes come out of the same scan. -#}
+{% macro staged_check(relation, column_names) %}
+    {%- set row = run_query('select coalesce(sum(row_count), 0), coalesce(sum(hash_sum), 0), coalesce(bit_xor(hash_xor), 0), '
+        ~ 'coalesce(sum(file_size), 0) from (select ' ~ spark_clustering.row_checksum_expressions(column_names)
+        ~ ', max(_metadata.file_size) as file_size from ' ~ relation ~ ' group by _metadata.file_path)').rows[0] -%}
+    {{ return({'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int, 'file_bytes': row[3] | int}) }}
+{% endmacro %}
+
+
+{% macro checks_match(a, b) %}
+    {{ return(a.row_count == b.row_count and a.hash_sum == b.hash_sum and a.hash_xor == b.hash_xor) }}
 {% endmacro %}
 
 

@@ -34,4 +34,7 @@ object SparkClusteringErrors {
   def idOutOfRange(function: String, argument: Int, value: Long, bits: Int): RuntimeException = runtime(
     s"$function: argument $argument = $value is outside [0, ${(1L << bits) - 1}] for bits = $bits " +
       "(ids must be range_id results and bits must cover the number of ranges)")
+
+  /** A bad argument of a recluster table function (they run on the driver, not in codegen). */
+  def invalidArgument(function: String, message: String): RuntimeException = runtime(s"$function: $message")
 }

@@ -10,8 +10,73 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
  *   spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions
  */
 class SparkClusteringExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(extensions: SparkSessionExtensions): Unit =
+  override def apply(extensions: SparkSessionExtensions): Unit = {
     SparkClusteringFunctions.all.foreach(extensions.injectFunction)
+    ReclusterTableFunctions.all.foreach(extensions.injectTableFunction)
+  }
+}
+
+/**
+ * recluster_data_files / recluster_commit / recluster_recover: the file operations of
+ * `recluster()` as table functions, so they run on the driver of whatever Spark executes the SQL
+ * (embedded session, Thrift server, cluster) and nothing runs before the query is executed
+ * (EXPLAIN does not commit).
+ */
+object ReclusterTableFunctions {
+  import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+  import org.apache.spark.sql.catalyst.util.ArrayData
+
+  type TableFunctionBuilder = Seq[Expression] => LogicalPlan
+
+  private def constant(function: String, e: Expression, what: String): Any = {
+    if (!e.foldable) {
+      throw SparkClusteringErrors.invalidArgument(function, s"$what must be a constant, got ${e.sql}")
+    }
+    e.eval()
+  }
+
+  private def string(function: String, e: Expression, what: String): String =
+    Option(constant(function, e, what)).map(_.toString).getOrElse(
+      throw SparkClusteringErrors.invalidArgument(function, s"$what must not be NULL"))
+
+  private def strings(function: String, e: Expression, what: String): Seq[String] =
+    constant(function, e, what) match {
+      case a: ArrayData => (0 until a.numElements()).map(i => a.getUTF8String(i).toString)
+      case null => Seq.empty
+      case other => throw SparkClusteringErrors.invalidArgument(function, s"$what must be an array of strings")
+    }
+
+  private def arity(function: String, args: Seq[Expression], expected: Int, shape: String): Unit =
+    if (args.length != expected) throw SparkClusteringErrors.wrongNumArgs(function, s"$expected ($shape)", args.length)
+
+  private def info(name: String, usage: String): ExpressionInfo =
+    new ExpressionInfo(classOf[ReclusterCommit].getName, null, name, usage, "", "", "", "table_funcs", "",
+      "", "scala_udf")
+
+  val all: Seq[(FunctionIdentifier, ExpressionInfo, TableFunctionBuilder)] = Seq(
+    (FunctionIdentifier("recluster_data_files"),
+      info("recluster_data_files", "recluster_data_files(table) - the table's data files and their fingerprint"),
+      args => {
+        arity("recluster_data_files", args, 1, "recluster_data_files('db.table')")
+        ReclusterDataFiles(string("recluster_data_files", args(0), "table"))
+      }),
+    (FunctionIdentifier("recluster_commit"),
+      info("recluster_commit", "recluster_commit(table, run_id, file_prefix, expected_fingerprint, " +
+        "replaced_files, pause_at) - swap staged files for replaced ones"),
+      args => {
+        val f = "recluster_commit"
+        arity(f, args, 6, "recluster_commit(table, run_id, file_prefix, fingerprint, array(paths), pause_at)")
+        ReclusterCommit(string(f, args(0), "table"), string(f, args(1), "run_id"),
+          string(f, args(2), "file_prefix"), string(f, args(3), "expected_fingerprint"),
+          strings(f, args(4), "replaced_files"), string(f, args(5), "pause_at"))
+      }),
+    (FunctionIdentifier("recluster_recover"),
+      info("recluster_recover", "recluster_recover(table) - finish or roll back interrupted commits"),
+      args => {
+        arity("recluster_recover", args, 1, "recluster_recover('db.table')")
+        ReclusterRecover(string("recluster_recover", args(0), "table"))
+      })
+  )
 }
 
 object SparkClusteringFunctions {

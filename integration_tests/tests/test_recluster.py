@@ -1,0 +1,235 @@
+"""`recluster()`: an incremental model kept clustered by its post-hook, the gate, bounded rewrites,
+partition-local rewrites and a concurrent writer, all through dbt on the shared Spark session.
+
+Depth here is computed independently of the package (harness.metrics_reference) with the gate's
+definition: a file of r rows counts as round(r / cluster_target_file_rows) files (at least 1).
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from harness.dbt import DbtError, run_operation_json
+from harness.layout import fingerprint
+from harness.metrics_reference import column_metrics
+
+MODEL = "recluster_case"
+COLUMNS = ["a", "b", "c"]
+FILE_ROWS = 2000
+# The model's SELECT, to compute the expected rows straight from Spark.
+ROW_SQL = """select id, pmod(xxhash64(id, 1), 100000) as a, cast(pmod(xxhash64(id, 2), 1000) as int) as b,
+    cast(pmod(xxhash64(id, 3), 50000) as double) / 7 as c, concat('payload-', id) as payload"""
+
+
+@pytest.fixture(scope="module")
+def s(spark, dbt_schema):
+    spark.sql(f"create database if not exists {dbt_schema}")
+    return dbt_schema
+
+
+def run_model(dbt, alias, start, end, **vars_):
+    v = {"rc_alias": alias, "rc_start": start, "rc_end": end, "rc_file_rows": FILE_ROWS}
+    v.update({(k if k.startswith("spark_clustering") else f"rc_{k}"): val for k, val in vars_.items()})
+    return dbt(["run", "--select", MODEL], vars=v)
+
+
+def recluster_op(dbt, schema, alias, final=False, **vars_):
+    v = {"rc_alias": alias, "rc_file_rows": FILE_ROWS}
+    v.update({(k if k.startswith("spark_clustering") else f"rc_{k}"): val for k, val in vars_.items()})
+    return run_operation_json("recluster", {"relation": f"{schema}.{alias}", "final": final},
+                              schema=schema, vars=v)
+
+
+def expected(spark, ranges):
+    """Fingerprint of the rows of id ranges [(start, end), ...] as the model writes them."""
+    union = " union all ".join(f"{ROW_SQL} from range({a}, {b})" for a, b in ranges)
+    spark.sql(f"create or replace temporary view rc_expected as {union}")
+    return fingerprint(spark, "rc_expected")
+
+
+def actual(spark, table):
+    return fingerprint(spark, table, ["id", "a", "b", "c", "payload"])
+
+
+def data_files(spark, table) -> dict[str, int]:
+    return {r[0]: r[1] for r in spark.sql(f"select file_path, file_size from recluster_data_files('{table}')").collect()}
+
+
+def weighted_depths(spark, table) -> dict[str, dict]:
+    aggs = ", ".join(f"min({c}), max({c})" for c in COLUMNS)
+    rows = spark.sql(f"select count(*), {aggs} from {table} group by _metadata.file_path").collect()
+    sized = []
+    for r in rows:
+        sized += [r] * max(1, round(r[0] / FILE_ROWS))
+    return {c: column_metrics([(r[1 + 2 * i], r[2 + 2 * i]) for r in sized]) for i, c in enumerate(COLUMNS)}
+
+
+def location(spark, table) -> Path:
+    rows = spark.sql(f"describe table extended {table}").collect()
+    return Path(urlparse(next(r[1] for r in rows if r[0] == "Location")).path)
+
+
+def assert_no_leftovers(spark, schema, alias):
+    table = f"{schema}.{alias}"
+    leftovers = sorted(p.name for p in location(spark, table).rglob("_sc_recluster_*"))
+    assert leftovers == [], leftovers
+    names = {r[1] for r in spark.sql(f"show tables in {schema}").collect()}
+    assert f"{alias}__sc_recluster" not in names
+
+
+def test_incremental_model_stays_clustered_over_five_random_appends(spark, dbt, s):
+    alias, t = "rc_grow", 12
+    rng = random.Random(2026)
+    batches, end, runs_seen = [], 0, set()
+    for run in range(5):
+        size = rng.randint(1500, 3000) if run else 27000
+        run_model(dbt, alias, end, end + size, recluster={"max_average_depth": t})
+        batches.append((end, end + size))
+        end += size
+        table = f"{s}.{alias}"
+        assert actual(spark, table) == expected(spark, batches), f"rows changed after run {run + 1}"
+        depths = weighted_depths(spark, table)
+        for c in COLUMNS:
+            assert depths[c]["average_depth"] <= t, (run + 1, c, depths[c])
+            assert depths[c]["max_depth"] <= min(2 * t, 32), (run + 1, c, depths[c])
+        runs_seen |= {Path(p).name.split("-")[2] for p in data_files(spark, table) if Path(p).name.startswith("sc-l")}
+        assert_no_leftovers(spark, s, alias)
+    # the gate fired on the first batch and again on later appends, each time writing a new run
+    assert len(runs_seen) >= 2, runs_seen
+
+
+def test_ten_percent_append_rewrites_at_most_three_times_its_bytes(spark, dbt, s):
+    base, extra = 80000, 8000
+    # The clustered table: the first run's post-hook clusters everything.
+    run_model(dbt, "rc_amp", 0, base, recluster={"max_average_depth": 4})
+    table = f"{s}.rc_amp"
+    before = data_files(spark, table)
+    assert all(Path(p).name.startswith("sc-l1-") for p in before)
+    fresh = weighted_depths(spark, table)
+
+    # +10 % rows, appended with reclustering switched off (the project var), then one recluster.
+    run_model(dbt, "rc_amp", base, base + extra, spark_clustering_recluster=False)
+    appended = {p: n for p, n in data_files(spark, table).items() if p not in before}
+    assert appended and all(Path(p).name.startswith("part-") for p in appended)
+    t = max(fresh[c]["average_depth"] for c in COLUMNS)  # the append pushes every column over it
+    out = recluster_op(dbt, s, "rc_amp", recluster={"max_average_depth": t, "max_rounds": 1})
+    assert out["decision"] == "reclustered", out
+    written = sum(r["bytes_written"] for r in out["rounds"])
+    assert written <= 3 * sum(appended.values()), (written, sum(appended.values()), out["rounds"])
+    assert set(before) <= set(data_files(spark, table)), "settled files were rewritten"
+    assert actual(spark, table) == expected(spark, [(0, base + extra)])
+
+    # The same rows clustered in one go: depth after the partial rewrite stays within 1.2 x of it.
+    run_model(dbt, "rc_amp_full", 0, base + extra, recluster={"max_average_depth": 4, "max_rounds": 1})
+    full = weighted_depths(spark, f"{s}.rc_amp_full")
+    partial = weighted_depths(spark, table)
+    ratios = {c: round(partial[c]["average_depth"] / full[c]["average_depth"], 3) for c in COLUMNS}
+    print(f"[recluster] +10 %: bytes written / appended = {written / sum(appended.values()):.2f}; "
+          f"average depth partial / full = {ratios}")
+    for c in COLUMNS:
+        assert partial[c]["average_depth"] <= 1.2 * full[c]["average_depth"], (c, partial[c], full[c])
+
+
+@pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold"])
+def test_gate_leaves_the_files_alone(spark, dbt, s, how):
+    alias = "rc_gate_" + how.replace(" ", "_")
+    run_model(dbt, alias, 0, 10000, recluster={"max_average_depth": 3})
+    table = f"{s}.{alias}"
+    before = data_files(spark, table)
+    assert all(Path(p).name.startswith("sc-l1-") for p in before)
+    switch = {  # each of these appends would be reclustered at max_average_depth 3
+        "project var": {"spark_clustering_recluster": False, "recluster": {"max_average_depth": 3}},
+        "skip_recluster": {"skip": True, "recluster": {"max_average_depth": 3}},
+        "min_new_rows": {"recluster": {"max_average_depth": 3, "min_new_rows": 5000}},
+        "within threshold": {"recluster": {"max_average_depth": 1000}},
+    }[how]
+    run_model(dbt, alias, 10000, 12000, **switch)
+    after = data_files(spark, table)
+    # nothing removed or rewritten: the old files plus the append's own level-0 files
+    assert set(before) <= set(after)
+    assert all(Path(p).name.startswith("part-") for p in set(after) - set(before))
+    assert actual(spark, table) == expected(spark, [(0, 12000)])
+
+
+def test_run_operation_reports_the_decision_and_metrics(spark, dbt, s):
+    alias = "rc_op"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 3})
+    run_model(dbt, alias, 6000, 9000, spark_clustering_recluster=False)
+    out = recluster_op(dbt, s, alias, spark_clustering_recluster=False)
+    assert out["decision"] == "skipped" and "spark_clustering_recluster" in out["reason"]
+    out = recluster_op(dbt, s, alias, final=True, recluster={"max_average_depth": 4})
+    assert out["decision"] == "reclustered", out
+    assert out["before"]["new_rows"] == 3000 and out["after"]["new_rows"] == 0
+    assert out["after"]["rows"] == 9000 and out["rounds"][0]["status"] == "committed"
+    assert set(out["after"]["columns"]) == set(COLUMNS)
+    assert actual(spark, f"{s}.{alias}") == expected(spark, [(0, 9000)])
+
+
+def test_concurrent_append_is_detected_and_nothing_is_lost(spark, dbt, s):
+    alias = "rc_conc"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 8000, recluster={"max_average_depth": 4})
+    run_model(dbt, alias, 8000, 10000, spark_clustering_recluster=False)
+    before = data_files(spark, table)
+    writer = f"insert into {table} {ROW_SQL} from range(10000, 10500)"
+    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
+                       spark_clustering_before_commit_sql=writer)
+    assert out["decision"] == "aborted", out
+    assert "concurrent" in out["stopped"], out
+    after = data_files(spark, table)
+    assert set(before) <= set(after), "a file the recluster read was touched"
+    assert all(Path(p).name.startswith("part-") for p in set(after) - set(before))
+    assert actual(spark, table) == expected(spark, [(0, 10500)])
+    assert_no_leftovers(spark, s, alias)
+    # the next recluster picks the table up as it is now
+    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4})
+    assert out["decision"] == "reclustered" and out["after"]["new_files"] == 0, out
+    assert actual(spark, table) == expected(spark, [(0, 10500)])
+
+
+def test_partitioned_table_rewrites_only_the_partitions_that_changed(spark, dbt, s):
+    alias = "rc_part"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 15000, partition_by="day", recluster={"max_average_depth": 1})
+    before = data_files(spark, table)
+    assert {Path(p).parent.name for p in before} == {"day=0", "day=1", "day=2"}
+    assert all(Path(p).name.startswith("sc-l1-") for p in before)
+    run_model(dbt, alias, 15000, 18000, partition_by="day", day=1, recluster={"max_average_depth": 3.5})
+    after = data_files(spark, table)
+    untouched = {p for p in before if Path(p).parent.name != "day=1"}
+    assert untouched <= set(after), "files of partitions without new rows were rewritten"
+    assert all(Path(p).name.startswith("sc-l") for p in after)
+    rows = spark.sql(f"select day, count(*) from {table} group by day").collect()
+    expected_rows = spark.sql(f"select cast(pmod(xxhash64(id, 4), 3) as int) as day, count(*) from range(0, 15000) group by 1").collect()
+    counts = {r[0]: r[1] for r in expected_rows}
+    counts[1] += 3000
+    assert {r[0]: r[1] for r in rows} == counts
+    assert_no_leftovers(spark, s, alias)
+
+
+def test_orc_table(spark, dbt, s):
+    alias = "rc_orc"
+    run_model(dbt, alias, 0, 6000, format="orc", recluster={"max_average_depth": 4})
+    run_model(dbt, alias, 6000, 9000, format="orc", recluster={"max_average_depth": 4})
+    table = f"{s}.{alias}"
+    assert all(Path(p).name.startswith("sc-l") and p.endswith(".orc") for p in data_files(spark, table))
+    assert actual(spark, table) == expected(spark, [(0, 9000)])
+
+
+def test_bad_recluster_config_names_model_key_and_fix(spark, dbt, s):
+    with pytest.raises(DbtError) as err:
+        run_model(dbt, "rc_bad", 0, 100, recluster={"max_avg_depth": 4})
+    text = str(err.value)
+    assert "recluster_case" in text and "'recluster'" in text and "unknown key 'max_avg_depth'" in text
+    assert "max_average_depth" in text  # the fix lists the valid keys
+
+
+def test_run_operation_without_cluster_by_says_how_to_pass_it(spark, dbt, s):
+    spark.sql(f"create table if not exists {s}.rc_plain using parquet as select id from range(10)")
+    with pytest.raises(DbtError) as err:
+        run_operation_json("recluster", {"relation": f"{s}.rc_plain"}, schema=s)
+    assert "has no `cluster_by`" in str(err.value) and "columns:" in str(err.value)

@@ -1,0 +1,131 @@
+{#- Keep a table clustered as it grows: measure, decide (gate), rewrite only the files that need it,
+    commit without losing a row. A post-hook on `incremental` and `table` models
+    (`post_hook="{{ spark_clustering.recluster() }}"`) or a run-operation
+    (`dbt run-operation recluster --args '{relation: schema.table, final: true}'`).
+
+    Files carry their level in their name: `part-*` (what dbt and Spark write) is level 0, never
+    clustered; a rewrite names its files `sc-l<level>-<run>-<n>.<ext>`, one run per rewrite. Each
+    round (see _recluster_round):
+      1. measure: list the data files (fingerprint), per-file min/max (file_stats), the metrics
+         per scope (the whole table, or each partition of a partitioned table);
+      2. gate: rewrite a scope when a clustering column's average depth > max_average_depth or
+         its max depth > max_depth; skip everything when fewer than min_new_rows rows arrived in
+         level-0 files since the last recluster (unless final);
+      3. select: the scope's level-0 files plus the smallest runs, merged while a run has at most
+         merge_ratio x the rows gathered so far (settled, large runs are left alone); a round
+         without new files merges the two smallest runs;
+      4. rewrite the selection clustered into a hidden staging directory, validate row count +
+         checksum, and commit with recluster_commit (journaled file swap, aborts on a concurrent
+         change).
+    Rounds repeat while the gate still fails, up to max_rounds (final: until it passes or nothing
+    is left to merge). Returns '' (so it can be a hook); the outcome is logged at info level and,
+    under run-operation, printed as one JSON line `recluster: {...}`. -#}
+{% macro recluster(relation=none, final=false, columns=none, method=none) %}
+    {{ return(adapter.dispatch('recluster', 'spark_clustering')(relation, final, columns, method)) }}
+{% endmacro %}
+
+
+{% macro spark__recluster(relation, final, columns, method) %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set outcome = spark_clustering._recluster_outcome(relation, final, columns, method) -%}
+    {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro default__recluster(relation, final, columns, method) %}
+    {{ exceptions.raise_compiler_error(
+        "recluster: adapter '" ~ adapter.type() ~ "' is not supported. It rewrites data files of plain "
+        ~ "parquet/orc tables through the spark_clustering Spark extension; Delta and Iceberg tables have "
+        ~ "OPTIMIZE ... ZORDER BY / rewrite_data_files.") }}
+{% endmacro %}
+
+
+{#- The work of recluster(), returning the outcome as a dict:
+    {relation, decision, reason, rounds: [...], before: {...}, after: {...}, thresholds: {...}}. -#}
+{% macro _recluster_outcome(relation=none, final=false, columns=none, method=none) %}
+    {%- if relation is none -%}
+        {%- if this is defined and this is not none -%}
+            {%- set relation = this -%}
+        {%- else -%}
+            {{ exceptions.raise_compiler_error(
+                "recluster: no `relation` given and not running as a model hook; call it as "
+                ~ "dbt run-operation recluster --args '{relation: my_schema.my_table}'") }}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set relation = spark_clustering._resolve_relation(relation, 'recluster') -%}
+    {%- set settings = spark_clustering._recluster_settings(relation, columns, method) -%}
+    {%- set outcome = {'relation': relation | string, 'final': final, 'decision': 'skipped', 'reason': '',
+                       'stopped': '', 'rounds': [], 'before': none, 'after': none} -%}
+
+    {%- set switch = var('spark_clustering_recluster', true) -%}
+    {%- if switch in [false, 'false', 'False', 0] -%}
+        {%- do outcome.update({'reason': 'var spark_clustering_recluster is false'}) -%}
+    {%- elif settings.skip -%}
+        {%- do outcome.update({'reason': 'config skip_recluster is true'}) -%}
+    {%- endif -%}
+    {%- if outcome.reason -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
+        {{ return(outcome) }}
+    {%- endif -%}
+
+    {%- do spark_clustering._recluster_require_extension(settings) -%}
+    {%- do spark_clustering._recluster_recover(relation, settings) -%}
+
+    {%- set limit = 64 if final else settings.max_rounds -%}
+    {%- set ns = namespace(done=false, state=none, committed=false) -%}
+    {%- for round_number in range(1, limit + 2) if not ns.done -%}
+        {%- set ns.state = spark_clustering._recluster_measure(relation, settings) -%}
+        {%- if outcome.before is none -%}{%- do outcome.update({'before': ns.state.summary}) -%}{%- endif -%}
+        {%- set decision = spark_clustering._recluster_gate(ns.state, settings, final, round_number) -%}
+        {%- if round_number > limit and decision.rewrite -%}
+            {%- do outcome.update({'stopped': 'gate still fails after ' ~ limit ~ ' round(s): ' ~ decision.reason
+                                   ~ (' (raise recluster.max_rounds or run with final: true)' if not final else '')}) -%}
+            {%- set ns.done = true -%}
+        {%- elif not decision.rewrite -%}
+            {%- do outcome.update({'stopped': decision.reason}) -%}
+            {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
+            {%- set ns.done = true -%}
+        {%- else -%}
+            {%- set selection = spark_clustering._recluster_select(ns.state, decision.scopes, settings) -%}
+            {%- if selection.files | length == 0 -%}
+                {%- do outcome.update({'stopped': decision.reason ~ '; nothing left to merge (every failing scope is one clustered run)'}) -%}
+                {%- if round_number == 1 -%}{%- do outcome.update({'reason': outcome.stopped}) -%}{%- endif -%}
+                {%- set ns.done = true -%}
+            {%- else -%}
+                {{ log('spark_clustering: recluster ' ~ settings.label ~ ': round ' ~ round_number ~ ': ' ~ decision.reason
+                       ~ ' -> rewriting ' ~ selection.files | length ~ ' of ' ~ ns.state.files | length ~ ' files ('
+                       ~ selection.rows ~ ' rows, ' ~ selection.bytes ~ ' bytes)', info=true) }}
+                {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
+                {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number) -%}
+                {%- do outcome.rounds.append(result) -%}
+                {%- if result.status == 'committed' -%}
+                    {%- set ns.committed = true -%}
+                    {%- do outcome.update({'decision': 'reclustered'}) -%}
+                {%- else -%}
+                    {%- do outcome.update({'decision': 'aborted', 'stopped': result.status}) -%}
+                    {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ result.status, info=true) }}
+                    {%- set ns.done = true -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if outcome.decision == 'aborted' -%}
+        {#- what the concurrent writer left, not what this run planned on -#}
+        {%- set ns.state = spark_clustering._recluster_measure(relation, settings) -%}
+    {%- endif -%}
+    {%- do outcome.update({'after': ns.state.summary, 'thresholds': ns.state.thresholds}) -%}
+    {%- if ns.committed -%}
+        {% call statement('spark_clustering_recluster_properties') -%}
+            alter table {{ relation }} set tblproperties (
+                'spark_clustering.cluster_by' = '{{ settings.cfg.cluster_by | join(",") }}',
+                'spark_clustering.method' = '{{ settings.cfg.method }}',
+                'spark_clustering.last_recluster' = '{{ modules.datetime.datetime.utcnow().isoformat() }}'
+            )
+        {%- endcall %}
+    {%- endif -%}
+    {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
+           ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '
+           ~ spark_clustering._depth_summary(outcome.before) ~ ' -> ' ~ spark_clustering._depth_summary(outcome.after), info=true) }}
+    {{ return(outcome) }}
+{% endmacro %}
