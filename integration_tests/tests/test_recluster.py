@@ -6,23 +6,16 @@ definition: a file of r rows counts as round(r / cluster_target_file_rows) files
 """
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from harness.dbt import DbtError, run_operation_json
-from harness.layout import fingerprint
 from harness.metrics_reference import column_metrics
+from harness.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers
 
-MODEL = "recluster_case"
-COLUMNS = ["a", "b", "c"]
 FILE_ROWS = 2000
-# The model's SELECT, to compute the expected rows straight from Spark.
-ROW_SQL = """select id, pmod(xxhash64(id, 1), 100000) as a, cast(pmod(xxhash64(id, 2), 1000) as int) as b,
-    cast(pmod(xxhash64(id, 3), 50000) as double) / 7 as c, concat('payload-', id) as payload"""
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +37,6 @@ def recluster_op(dbt, schema, alias, final=False, **vars_):
                               schema=schema, vars=v)
 
 
-def expected(spark, ranges):
-    """Fingerprint of the rows of id ranges [(start, end), ...] as the model writes them."""
-    union = " union all ".join(f"{ROW_SQL} from range({a}, {b})" for a, b in ranges)
-    spark.sql(f"create or replace temporary view rc_expected as {union}")
-    return fingerprint(spark, "rc_expected")
-
-
-def actual(spark, table):
-    return fingerprint(spark, table, ["id", "a", "b", "c", "payload"])
-
-
-def data_files(spark, table) -> dict[str, int]:
-    return {r[0]: r[1] for r in spark.sql(f"select file_path, file_size from recluster_data_files('{table}')").collect()}
-
-
 def weighted_depths(spark, table) -> dict[str, dict]:
     aggs = ", ".join(f"min({c}), max({c})" for c in COLUMNS)
     rows = spark.sql(f"select count(*), {aggs} from {table} group by _metadata.file_path").collect()
@@ -68,17 +46,9 @@ def weighted_depths(spark, table) -> dict[str, dict]:
     return {c: column_metrics([(r[1 + 2 * i], r[2 + 2 * i]) for r in sized]) for i, c in enumerate(COLUMNS)}
 
 
-def location(spark, table) -> Path:
-    rows = spark.sql(f"describe table extended {table}").collect()
-    return Path(urlparse(next(r[1] for r in rows if r[0] == "Location")).path)
-
-
 def assert_no_leftovers(spark, schema, alias):
-    table = f"{schema}.{alias}"
-    leftovers = sorted(p.name for p in location(spark, table).rglob("_sc_recluster_*"))
-    assert leftovers == [], leftovers
-    names = {r[1] for r in spark.sql(f"show tables in {schema}").collect()}
-    assert f"{alias}__sc_recluster" not in names
+    found = leftovers(spark, schema, alias)
+    assert found == [], found
 
 
 def test_incremental_model_stays_clustered_over_five_random_appends(spark, dbt, s):

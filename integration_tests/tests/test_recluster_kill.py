@@ -1,0 +1,130 @@
+"""`kill -9` at every step of a recluster: the next run finishes or rolls back, no row is lost or
+duplicated and nothing staged is left behind.
+
+Each step runs in a child process (harness.recluster_child) with its own embedded Spark and Derby
+metastore over one warehouse: the child runs dbt, pauses at the step (var spark_clustering_pause_at:
+a sleep inside Spark, printed as `spark_clustering: paused at <step>`) and this test kills its whole
+process group (Python + the Spark JVM) with SIGKILL. The next child starts with the incremental
+model's next run, whose post-hook recovers first, then checks rows and leftovers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from harness.paths import INTEGRATION_TESTS, WORK
+
+ALIAS = "rc_kill"
+SCHEMA = "it_recluster_kill"
+FILE_ROWS = 2000
+# max_average_depth 1.5: any multi-file layout fails the gate, so every call rewrites something.
+GATE = {"max_average_depth": 1.5}
+# The steps of a recluster, in order: planned (boundaries read), staged files written, staged files
+# validated, journal published, first staged file moved in, all moved in, replaced files deleted.
+STEPS = ["after_plan", "after_staging_write", "after_validate", "after_manifest", "after_first_move",
+         "after_moves", "after_deletes"]
+PAUSE_TIMEOUT = 300
+
+
+def model_vars(start, end, **extra):
+    return {"rc_alias": ALIAS, "rc_start": start, "rc_end": end, "rc_file_rows": FILE_ROWS,
+            "rc_recluster": GATE, **extra}
+
+
+def run_child(plan: dict, kill_at: str | None) -> tuple[int, str]:
+    """Run the child; with kill_at, SIGKILL its process group once it reports pausing there."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)],
+                            cwd=INTEGRATION_TESTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    lines: list[str] = []
+    paused = threading.Event()
+
+    def pump():
+        for line in proc.stdout:
+            lines.append(line)
+            if kill_at and f"spark_clustering: paused at {kill_at}" in line:
+                paused.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    if kill_at:
+        deadline = time.monotonic() + PAUSE_TIMEOUT
+        while not paused.is_set() and proc.poll() is None and time.monotonic() < deadline:
+            paused.wait(0.5)
+        if paused.is_set():
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(f"child never paused at {kill_at}:\n" + "".join(lines[-60:]))
+    code = proc.wait(timeout=PAUSE_TIMEOUT)
+    reader.join(timeout=10)
+    return code, "".join(lines)
+
+
+def check_line(output: str) -> dict:
+    found = [line for line in output.splitlines() if line.startswith("recluster_child: ")]
+    assert found, output[-4000:]
+    return json.loads(found[-1].split(": ", 1)[1])
+
+
+@pytest.fixture(scope="module")
+def work():
+    path = WORK / f"recluster-kill-{os.getpid()}"
+    yield path
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def recovery_actions(output: str) -> list[str]:
+    """What the post-hook reported doing with interrupted runs: 'rolled back' / 'rolled forward'."""
+    return ["rolled forward" if "rolled forward" in line else "rolled back"
+            for line in output.splitlines() if "spark_clustering: recluster" in line and "interrupted run" in line]
+
+
+def test_kill_at_every_step_loses_nothing(work):
+    run_model = ["run", "--select", "recluster_case"]
+    batches = [(0, 12000)]
+    pending = [{"dbt": run_model, "vars": model_vars(0, 12000)}]  # the clustered table
+    checks, recovered = {}, {}
+    for i, step in enumerate(STEPS):
+        # The model's next run appends 4000 rows; its post-hook reclusters and is killed at `step`.
+        start = batches[-1][1]
+        batches.append((start, start + 4000))
+        plan = pending + [{"dbt": run_model, "vars": model_vars(start, start + 4000, spark_clustering_pause_at=step)}]
+        code, output = run_child({"work": str(work), "schema": SCHEMA, "steps": plan}, kill_at=step)
+        assert code == -signal.SIGKILL, (step, code, output[-3000:])
+        if i > 0:
+            checks[STEPS[i - 1]] = check_line(output)
+            recovered[STEPS[i - 1]] = recovery_actions(output)
+        # The run after the crash appends 1000 rows; its post-hook recovers first, then reclusters.
+        start = batches[-1][1]
+        batches.append((start, start + 1000))
+        pending = [{"dbt": run_model, "vars": model_vars(start, start + 1000)},
+                   {"check": {"alias": ALIAS, "batches": [list(b) for b in batches]}}]
+    code, output = run_child({"work": str(work), "schema": SCHEMA, "steps": pending}, kill_at=None)
+    assert code == 0, output[-4000:]
+    checks[STEPS[-1]] = check_line(output)
+    recovered[STEPS[-1]] = recovery_actions(output)
+
+    print("[recluster kill] " + json.dumps({k: {"recovery": recovered[k], "rows": v["actual"][0], "files": v["files"]}
+                                            for k, v in checks.items()}))
+    assert list(checks) == STEPS
+    for step, check in checks.items():
+        assert check["rows_match"], (step, check)  # no row lost or duplicated
+        assert check["leftovers"] == [], (step, check)
+    # Killed before the journal was published: rolled back; after it: rolled forward. (Killed
+    # after the plan nothing was staged yet; the staging table/directory may not exist.)
+    for step in ["after_staging_write", "after_validate"]:
+        assert recovered[step] == ["rolled back"], (step, recovered[step])
+    for step in ["after_manifest", "after_first_move", "after_moves", "after_deletes"]:
+        assert recovered[step] == ["rolled forward"], (step, recovered[step])
