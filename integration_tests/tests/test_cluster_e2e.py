@@ -110,15 +110,21 @@ def built(request, stack):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(PyhiveConnectionWrapper, "__init__", fast_poll)
         build = run_dbt(["build", "--select", "path:models/example"], **kw)
+        # The incremental model's second run appends the last tenth; its recluster() post-hook
+        # (gate at depth 6, so it fires) rewrites through the Thrift server's table functions.
+        increment = run_dbt(["run", "--select", "telemetry_incremental"], **{**kw, "vars": {
+            **kw["vars"], "telemetry_increment": 9, "telemetry_recluster": {"max_average_depth": 6}}})
         audit = run_dbt(["run", "--select", "spark_clustering_audit"], **kw)
-    results = {**build.node_results(), **audit.node_results()}
+    results = {**build.node_results(), **audit.node_results(),
+               "telemetry_incremental (2nd run)": increment.node_results()["telemetry_incremental"]}
     _say(request, f"\n[cluster] dbt build + audit in {time.monotonic() - started:.0f}s: "
                   + ", ".join(f"{n} {r.execution_time:.1f}s" for n, r in results.items()))
     return results
 
 
 def test_dbt_build_succeeds(built):
-    for name in ["telemetry_events", *EXAMPLE, "spark_clustering_audit"]:
+    for name in ["telemetry_events", *EXAMPLE, "telemetry_incremental", "telemetry_incremental (2nd run)",
+                 "spark_clustering_audit"]:
         assert str(built[name].status) == "success", (name, built[name].status, built[name].message)
 
 
@@ -128,6 +134,18 @@ def test_every_model_holds_exactly_the_source_rows(stack, built):
     assert source[0] == ROWS
     for name in EXAMPLE:
         assert stack.query(f"select {fingerprint} from {SCHEMA}.{name}") == [source], name
+
+
+def test_incremental_model_was_reclustered_over_thrift(stack, built):
+    fingerprint = f"count(*), sum(cast(hash({COLUMNS}) as bigint)), bit_xor(xxhash64({COLUMNS}))"
+    [source] = stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_events")
+    assert stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_incremental") == [source]
+    names = [path.rsplit("/", 1)[-1] for path, in stack.query(
+        f"select file_path from recluster_data_files('{SCHEMA}.telemetry_incremental')")]
+    # every file was written by a recluster commit (named sc-l<level>-<run>-n), none is left unclustered
+    assert names and all(n.startswith("sc-l") for n in names), names
+    props = dict(stack.query(f"show tblproperties {SCHEMA}.telemetry_incremental"))
+    assert props.get("spark_clustering.cluster_by") == "mission_id,ts,payload_id", props
 
 
 def test_file_counts_as_configured(stack, built):
