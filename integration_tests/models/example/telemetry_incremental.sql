@@ -7,9 +7,8 @@
           recluster=var('telemetry_recluster', {}),
           post_hook="{{ spark_clustering.recluster() }}") }}
 
+{%- set batch_filter = 'pmod(event_id, 10) = ' ~ var('telemetry_increment', 9) if is_incremental()
+    else 'pmod(event_id, 10) < 9' %}
+
 select * from {{ ref('telemetry_events') }}
-{%- if is_incremental() %}
-where pmod(event_id, 10) = {{ var('telemetry_increment', 9) }}
-{%- else %}
-where pmod(event_id, 10) < 9
-{%- endif %}
+where {{ batch_filter }}

@@ -14,17 +14,14 @@
     post_hook="{{ spark_clustering.recluster() }}",
 ) }}
 
+{#- With rc_partition_by: a `day` partition column, every row in day rc_day when that is set. -#}
+{%- set day_sql = var('rc_day') if var('rc_day', none) is not none else 'cast(pmod(xxhash64(id, 4), 3) as int)' %}
+{%- set day_column = [day_sql ~ ' as day'] if var('rc_partition_by', none) else [] %}
+
 select
     id,
     pmod(xxhash64(id, 1), 100000) as a,
     cast(pmod(xxhash64(id, 2), 1000) as int) as b,
     cast(pmod(xxhash64(id, 3), 50000) as double) / 7 as c,
-    concat('payload-', id) as payload
-    {%- if var('rc_partition_by', none) %},
-    {%- if var('rc_day', none) is not none %}
-    {{ var('rc_day') }} as day
-    {%- else %}
-    cast(pmod(xxhash64(id, 4), 3) as int) as day
-    {%- endif %}
-    {%- endif %}
+    concat('payload-', id) as payload{% for column in day_column %}, {{ column }}{% endfor %}
 from range({{ var('rc_start', 0) }}, {{ var('rc_end', 1000) }})
