@@ -59,6 +59,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--boxes", type=int, default=60, help="boxes per workload")
     parser.add_argument("--box-fraction", type=float, default=0.1, help="box width per column, share of its range")
     parser.add_argument("--seed", type=int, default=11, help="seed of the box workloads")
+    parser.add_argument("--recluster-rows", type=int,
+                        help="--rows for bench_recluster.py (default: its own default; --quick 200,000)")
     parser.add_argument("--key-repeat", type=int, help="timed rounds of the key-throughput queries (default 3; --quick 1)")
     parser.add_argument("--publish", action=argparse.BooleanOptionalAction, default=None,
                         help="write docs/img, docs/benchmarks.md and the README table (default: on unless --quick)")
@@ -69,6 +71,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.tpcds_sf = args.tpcds_sf or (0.1 if quick else 1.0)
     args.tpcds_files = args.tpcds_files or (16 if quick else 32)
     args.key_repeat = args.key_repeat or (1 if quick else 3)
+    args.recluster_rows = args.recluster_rows or (200_000 if quick else None)
     args.publish = (not quick) if args.publish is None else args.publish
     return args
 
@@ -127,17 +130,25 @@ def ctas(spark, table: str, select: str, files: int) -> float:
         spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
 
 
-def build_spark_variants(spark, dbt, ds, memory_probe) -> dict[str, dict]:
-    """insertion order, plain ORDER BY, and the package's linear / zorder / hilbert, `ds.files` files
-    each. `memory_probe(method, build)` wraps each clustered build (the report measures one)."""
+def with_cpu(cpu, build) -> tuple[float, float | None]:
+    """(the build's own wall seconds, JVM CPU seconds it used): on a shared machine the CPU time a
+    build needs moves much less than its wall time."""
+    before = cpu.seconds()
+    wall = build()
+    after = cpu.seconds()
+    return wall, (after - before) if before is not None and after is not None else None
+
+
+def build_spark_variants(spark, dbt, ds, cpu) -> dict[str, dict]:
+    """insertion order, plain ORDER BY, and the package's linear / zorder / hilbert, `ds.files` files each."""
     prefix = f"{SCHEMA}.{ds.name}"
     built = {
-        INSERTION: (f"{prefix}_insertion", ctas(
+        INSERTION: (f"{prefix}_insertion", with_cpu(cpu, lambda: ctas(
             spark, f"{prefix}_insertion",
             f"select /*+ REPARTITION_BY_RANGE({ds.files}, {ds.order_column}) */ * from {ds.table} "
-            f"sort by {ds.order_column}", ds.files)),
-        ORDER_BY: (f"{prefix}_order_by", ctas(
-            spark, f"{prefix}_order_by", f"select * from {ds.table} order by {', '.join(ds.columns)}", ds.files)),
+            f"sort by {ds.order_column}", ds.files))),
+        ORDER_BY: (f"{prefix}_order_by", with_cpu(cpu, lambda: ctas(
+            spark, f"{prefix}_order_by", f"select * from {ds.table} order by {', '.join(ds.columns)}", ds.files))),
     }
     for method in CLUSTER_METHODS:
         alias = f"{ds.name}_clustered_{method}"  # not telemetry_<method>: the example models own those names
@@ -149,8 +160,9 @@ def build_spark_variants(spark, dbt, ds, memory_probe) -> dict[str, dict]:
             # dbt's own execution time of the model: boundaries, key, write, validation and swap.
             return run.node_results()["cluster_case"].execution_time
 
-        built[f"clustered {method}"] = (f"{SCHEMA}.{alias}", memory_probe(method, build))
-    return {name: {"table": table, "build_seconds": seconds} for name, (table, seconds) in built.items()}
+        built[f"clustered {method}"] = (f"{SCHEMA}.{alias}", with_cpu(cpu, build))
+    return {name: {"table": table, "build_seconds": wall, "build_cpu_seconds": cpu_seconds}
+            for name, (table, (wall, cpu_seconds)) in built.items()}
 
 
 def describe_spark_variant(spark, ds, variant: dict, expected_fingerprint) -> None:
@@ -180,7 +192,8 @@ def build_delta_variant(spark, ds, expected_fingerprint) -> dict:
     files_df.selectExpr("*", "_metadata.file_path as _file").createOrReplaceTempView(view)
     scanned = report_pruning.spark_file_boxes(spark, view, ds.numeric, file_column="_file")
     source_columns = [f.name for f in spark.table(ds.table).schema.fields]
-    return {"table": str(path.relative_to(REPO)), "build_seconds": zorder.seconds, "files": zorder.files,
+    return {"table": str(path.relative_to(REPO)), "build_seconds": zorder.seconds, "build_cpu_seconds": None,
+            "files": zorder.files,
             "bytes": zorder.bytes, "file_boxes": boxes, "rows": sum(b["n"] for b in boxes),
             "rows_preserved": fingerprint(spark, view, source_columns) == expected_fingerprint,
             "log_stats_match_scan": same_file_boxes(boxes, scanned, ds.columns),
@@ -194,23 +207,25 @@ def same_file_boxes(a: list[dict], b: list[dict], columns: list[str]) -> bool:
     return sorted(map(key, a), key=repr) == sorted(map(key, b), key=repr)
 
 
-def measure_dataset(spark, dbt, ds, bounds, workloads, memory_probe) -> dict:
+def measure_dataset(spark, dbt, ds, bounds, workloads, cpu) -> dict:
     from harness.layout import fingerprint
 
     print(f"[{ds.name}] {ds.rows:,} rows: building the layouts", flush=True)
     expected = fingerprint(spark, ds.table)
-    variants = build_spark_variants(spark, dbt, ds, memory_probe)
+    variants = build_spark_variants(spark, dbt, ds, cpu)
     for variant in variants.values():
         describe_spark_variant(spark, ds, variant, expected)
     print(f"[{ds.name}] delta-rs z_order", flush=True)
     variants[DELTA] = build_delta_variant(spark, ds, expected)
     print(f"[{ds.name}] pruning", flush=True)
     matching = {w.name: report_pruning.matching_rows(spark, ds.table, ds.numeric, w.boxes) for w in workloads}
-    base = variants[ORDER_BY]["build_seconds"]
+    base, base_cpu = variants[ORDER_BY]["build_seconds"], variants[ORDER_BY]["build_cpu_seconds"]
     for name, variant in variants.items():
         variant["pruning"] = {w.name: report_pruning.pruning_scores(variant["file_boxes"], w.boxes, matching[w.name])
                               for w in workloads}
         variant["build_over_order_by"] = None if name == DELTA else variant["build_seconds"] / base
+        variant["build_cpu_over_order_by"] = (variant["build_cpu_seconds"] / base_cpu
+                                              if name != DELTA and base_cpu and variant["build_cpu_seconds"] else None)
         variant["mean_file_span"] = report_pruning.mean_file_span(variant["file_boxes"], bounds)
         del variant["file_boxes"]
     return {"title": ds.title, "table": ds.table, "rows": ds.rows, "files": ds.files, "columns": ds.columns,
@@ -255,41 +270,41 @@ def key_throughput(spark, rows: int, repeat: int) -> dict:
     return {"rows": out, "input_rows": rows, "repeat": repeat}
 
 
-class MemoryProbe:
-    """Wraps the telemetry Hilbert build: RSS samples in that window and Spark's per-stage peaks."""
-
-    def __init__(self, sampler: report_memory.RssSampler, rest: report_memory.SparkRest):
-        self.sampler, self.rest = sampler, rest
-        self.window: tuple[float, float] | None = None
-        self.stage_range: tuple[int, int] | None = None
-
-    def for_dataset(self, dataset_name: str):
-        def probe(method: str, build):
-            if dataset_name != "telemetry" or method != "hilbert":
-                return build()
-            first_stage = self.rest.last_stage_id()
-            start = self.sampler.mark("hilbert build start")
-            seconds = build()
-            self.window = (start, self.sampler.mark("hilbert build end"))
-            self.stage_range = (first_stage, self.rest.last_stage_id())
-            return seconds
-        return probe
-
-    def results(self, rows: int) -> dict:
-        start, end = self.window
-        first, last = self.stage_range
-        report_memory.wait_for_metrics()
-        stage_peaks = self.rest.stage_peaks(first, last)
-        return {"rows": rows, "hilbert_window": [start, end],
-                "rss_before_bytes": self.sampler.at(start), "rss_peak_bytes": self.sampler.peak(start, end),
-                "spark_stage_peaks": stage_peaks,
-                "spark_executor_peaks": {eid: {k: v for k, v in m.items() if k in report_memory.SPARK_MEMORY_METRICS}
-                                         for eid, m in self.rest.executor_peaks().items()},
-                "rss_run_peak_bytes": self.sampler.peak(),
-                "rss_timeline": self.sampler.samples[::5]}
+def memory_probes(source_dir: Path, files: int) -> dict[str, dict]:
+    """The Hilbert build again, alone in a fresh application (report_memory_probe.py): local mode,
+    then a standalone cluster (driver and executors in separate JVMs)."""
+    probes = {}
+    for mode in ("local", "cluster"):
+        out = BENCH / f"memory_{mode}.json"
+        out.unlink(missing_ok=True)
+        command = [sys.executable, str(REPO / "benchmarks" / "report_memory_probe.py"), "--source", str(source_dir),
+                   "--files", str(files), "--json", str(out)] + (["--cluster"] if mode == "cluster" else [])
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1800)
+        (BENCH / f"memory_{mode}.log").write_text(proc.stdout + proc.stderr)
+        if proc.returncode == 0 and out.exists():
+            probes[mode] = json.loads(out.read_text())
+        else:
+            probes[mode] = {"mode": mode, "error": (proc.stderr or proc.stdout).strip().splitlines()[-5:]}
+    return probes
 
 
-def recluster_figures(rows: int) -> dict:
+def flat_figures(figures: dict, prefix: str = "") -> dict:
+    """Scalars of bench_recluster.py's JSON with nested dicts flattened to dotted keys (lists, such as
+    per-step rows, stay in the JSON file)."""
+    flat = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            flat.update(flat_figures(value, f"{prefix}{key}."))
+        elif not isinstance(value, list):
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def ratio_figures(figures: dict) -> dict:
+    return {k: v for k, v in flat_figures(figures).items() if "ratio" in k.lower()}
+
+
+def recluster_figures(rows: int | None) -> dict:
     """Runs benchmarks/bench_recluster.py (written separately) when it exists and reports its JSON."""
     script = REPO / "benchmarks" / "bench_recluster.py"
     if not script.exists():
@@ -299,7 +314,7 @@ def recluster_figures(rows: int) -> dict:
     help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True,
                                cwd=REPO, timeout=300).stdout
     command = [sys.executable, str(script), "--json", str(out)]
-    if "--rows" in help_text:
+    if rows and "--rows" in help_text:
         command += ["--rows", str(rows)]
     start = time.monotonic()
     proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=3600)
@@ -337,12 +352,14 @@ def machine_line(results: dict) -> str:
 
 def dataset_table(d: dict) -> list[str]:
     workloads = list(d["workloads"])
-    head = "| layout | files | MiB | build s | build / ORDER BY | rows preserved | " + " | ".join(
+    head = "| layout | files | MiB | build s | JVM CPU s | build / ORDER BY (wall) | (CPU) | rows preserved | " + " | ".join(
         f"{w}: files scanned / all | {w}: scanned / ideal" for w in workloads) + " |"
-    lines = [head, "|" + "---|" * 6 + "---:|" * (2 * len(workloads))]
+    lines = [head, "|---|" + "---:|" * 6 + "---|" + "---:|" * (2 * len(workloads))]
     for name, v in d["variants"].items():
+        cpu = v["build_cpu_seconds"]
         cells = [name, str(v["files"]), f"{v['bytes'] / 2**20:.1f}", f"{v['build_seconds']:.1f}",
-                 fmt_ratio(v["build_over_order_by"]), "yes" if v["rows_preserved"] else "NO"]
+                 "-" if cpu is None else f"{cpu:.1f}", fmt_ratio(v["build_over_order_by"]),
+                 fmt_ratio(v["build_cpu_over_order_by"]), "yes" if v["rows_preserved"] else "NO"]
         for w in workloads:
             p = v["pruning"][w]
             cells += [f"{p['files_scanned_ratio']:.3f}", f"{p['scanned_over_ideal']:.2f}"]
@@ -365,39 +382,49 @@ def recluster_lines(r: dict) -> list[str]:
     if r["status"] == "failed":
         return [f"recluster: `{r['command']}` failed (exit {r['exit_code']}):", "", "```",
                 *r["error"], "```"]
-    figures = r["figures"]
-    ratios = {k: v for k, v in figures.items() if "ratio" in k.lower()}
-    lines = [f"`{r['command']}` ({r['seconds']:.0f} s) reported:", "", "| key | value |", "|---|---:|"]
-    for key, value in {**ratios, **{k: v for k, v in figures.items() if k not in ratios}}.items():
-        shown = f"{value:.3f}" if isinstance(value, float) else json.dumps(value)
+    flat, ratios = flat_figures(r["figures"]), ratio_figures(r["figures"])
+    lines = [f"`{r['command']}` ({r['seconds']:.0f} s; `bench_recluster.py` is its own benchmark, run as is) "
+             "reported (ratios first; per-step figures in build/bench/recluster.json):", "",
+             "| key | value |", "|---|---:|"]
+    for key, value in {**ratios, **{k: v for k, v in flat.items() if k not in ratios}}.items():
+        shown = f"{value:,.3f}" if isinstance(value, float) else (f"{value:,}" if isinstance(value, int) else str(value))
         lines.append(f"| {'**' + key + '**' if key in ratios else key} | {shown} |")
     return lines
 
 
-def memory_lines(mem: dict) -> list[str]:
-    s = mem["spark_stage_peaks"]
-    lines = [
-        f"Build measured: the telemetry `clustered hilbert` build ({mem['rows']:,} rows). Local mode: the driver "
-        "and its executor are one JVM, so there is one process to measure; the standalone cluster "
-        "(separate executor JVMs) was not run for this report.",
-        "",
-        "| measure | value | how |",
-        "|---|---:|---|",
-        f"| JVM resident set, peak during the build | {gib(mem['rss_peak_bytes'])} | psutil, JVM pid sampled every 0.1 s |",
-        f"| JVM resident set just before the build | {gib(mem['rss_before_bytes'])} | same (the JVM keeps heap it grew earlier) |",
-    ]
-    labels = {"JVMHeapMemory": "JVM heap used, peak", "JVMOffHeapMemory": "JVM off-heap used, peak",
-              "OnHeapExecutionMemory": "Spark execution memory (on heap), peak",
-              "OnHeapStorageMemory": "Spark storage memory (on heap), peak",
-              "DirectPoolMemory": "direct buffers, peak", "ProcessTreeJVMRSSMemory": "JVM RSS seen by Spark, peak"}
-    for key, label in labels.items():
-        if key in s:
-            lines.append(f"| {label} | {gib(s[key]) if s[key] > 2**28 else mib(s[key])} | Spark `peakExecutorMetrics` "
-                         "of the build's stages (REST `/stages`, metrics polled every 100 ms) |")
-    for eid, peaks in mem["spark_executor_peaks"].items():
-        if "JVMHeapMemory" in peaks:
-            lines.append(f"| whole run, executor `{eid}`: heap / off-heap peak | {gib(peaks['JVMHeapMemory'])} / "
-                         f"{mib(peaks.get('JVMOffHeapMemory', 0))} | REST `/executors` `peakMemoryMetrics` |")
+MEMORY_LABELS = {"JVMHeapMemory": "heap used", "JVMOffHeapMemory": "off-heap used",
+                 "OnHeapExecutionMemory": "Spark execution memory", "DirectPoolMemory": "direct buffers",
+                 "ProcessTreeJVMRSSMemory": "RSS seen by Spark"}
+
+
+def size(n: float) -> str:
+    return gib(n) if n >= 2**30 else mib(n)
+
+
+def memory_lines(probes: dict) -> list[str]:
+    lines = ["The telemetry Hilbert build run again by `benchmarks/report_memory_probe.py`, alone in a fresh Spark "
+             "application (after a `System.gc()`), so nothing else grew the JVMs first. Resident set: psutil, "
+             "every 0.1 s. Spark: executor metrics polled every 100 ms (`spark.executor.metrics.pollingInterval`, "
+             "`spark.executor.processTreeMetrics.enabled`), peaks from the REST API `/executors` "
+             "(`peakMemoryMetrics`).", "",
+             "| mode | JVM | build s | RSS before | RSS peak | " + " | ".join(MEMORY_LABELS.values()) + " |",
+             "|---|---|---:|---:|---:|" + "---:|" * len(MEMORY_LABELS)]
+    for mode, probe in probes.items():
+        if "error" in probe:
+            lines.append(f"| {mode} | failed: {' '.join(probe['error'])[-300:]} |")
+            continue
+        spark_ids = {"driver": "driver", **{f"executor JVM {i + 1}": eid for i, eid in
+                                           enumerate(sorted(e for e in probe["spark_executor_peaks"] if e != "driver"))}}
+        for jvm, rss in probe["jvm_rss"].items():
+            peaks = probe["spark_executor_peaks"].get(spark_ids.get(jvm, ""), {})
+            label = jvm if mode == "cluster" else "driver + executor (one JVM)"
+            lines.append(f"| {mode} (`{probe['master']}`) | {label} | {probe['build_seconds']:.1f} | "
+                         f"{size(rss['before_bytes'])} | {size(rss['peak_bytes'])} | "
+                         + " | ".join(size(peaks[k]) if k in peaks else "-" for k in MEMORY_LABELS) + " |")
+    settings = next((p["conf"] for p in probes.values() if "conf" in p and p["mode"] == "cluster"), {})
+    lines += ["", f"Heap limits: driver -Xmx {settings.get('spark.driver.memory') or '6g'}; cluster executors "
+              f"{settings.get('spark.executor.memory') or '-'} each (2 workers x 1 core). Heap used counts garbage "
+              "not yet collected, so it tracks the limit more than the need."]
     return lines
 
 
@@ -424,7 +451,8 @@ def render_report(results: dict, image_prefix: str) -> str:
     out += [f"![files scanned per layout]({image_prefix}bench_pruning.png)", "", "## Cost", "",
             "Build time / plain ORDER BY is in the tables above (same file count, AQE partition coalescing off "
             "for ORDER BY; clustered times are dbt's execution time of the model: boundaries, keys, write, "
-            "validation and swap).", "",
+            "validation and swap). The CPU column is the Spark JVM's CPU time over the same span (from /proc), "
+            "which other processes on the machine disturb much less than wall time.", "",
             f"Key throughput ({results['key_throughput']['input_rows']:,} rows, `bench_curve_keys.py` queries, "
             f"median of {results['key_throughput']['repeat']} interleaved rounds; ratio = key rate / plain scan rate "
             "on the same inputs, by wall time and by the JVM's CPU time):", "",
@@ -432,7 +460,7 @@ def render_report(results: dict, image_prefix: str) -> str:
     for k in results["key_throughput"]["rows"]:
         out.append(f"| {k['variant']} | {k['rows_per_second'] / 1e6:.1f} M | {k['ratio_wall']:.2f} | {fmt_ratio(k['ratio_cpu'])} |")
     out += ["", f"![cost]({image_prefix}bench_cost.png)", "", "### Recluster", ""] + recluster_lines(results["recluster"])
-    out += ["", "## Memory", ""] + memory_lines(results["memory"])
+    out += ["", f"## Memory: {results['memory_rows']:,}-row Hilbert build", ""] + memory_lines(results["memory"])
     out += ["", f"![memory]({image_prefix}bench_memory.png)", ""]
     return "\n".join(out) + "\n"
 
@@ -447,33 +475,51 @@ def readme_section(results: dict) -> str:
              f"- Workload: {tele['workloads'][w]['description']} (seed {results['args']['seed']}). The full report "
              "(a second workload, file spans, bytes, delta-rs details, memory) is "
              "[docs/benchmarks.md](docs/benchmarks.md).", "",
-             "| layout | telemetry: files scanned / all | scanned / ideal | build / ORDER BY | "
-             "TPC-DS: files scanned / all | scanned / ideal | build / ORDER BY |",
+             "| layout | telemetry: files scanned / all | scanned / ideal | build / ORDER BY (wall, CPU) | "
+             "TPC-DS: files scanned / all | scanned / ideal | build / ORDER BY (wall, CPU) |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name in tele["variants"]:
         row = [name if name != DELTA else f"{name} ({tele['variants'][name]['files']} / "
                                           f"{tpcds['variants'][name]['files']} files)"]
         for d in (tele, tpcds):
             v = d["variants"][name]
-            row += [f"{v['pruning'][w]['files_scanned_ratio']:.3f}", f"{v['pruning'][w]['scanned_over_ideal']:.2f}",
-                    fmt_ratio(v["build_over_order_by"])]
+            cost = ("-" if v["build_over_order_by"] is None
+                    else f"{v['build_over_order_by']:.2f}, {fmt_ratio(v['build_cpu_over_order_by'])}")
+            row += [f"{v['pruning'][w]['files_scanned_ratio']:.3f}", f"{v['pruning'][w]['scanned_over_ideal']:.2f}", cost]
         lines.append("| " + " | ".join(row) + " |")
     keys = {k["variant"]: k for k in results["key_throughput"]["rows"]}
     mem = results["memory"]
-    lines += ["", f"- Key throughput / plain scan ({results['key_throughput']['input_rows']:,} rows): "
-              + ", ".join(f"{name} {k['ratio_wall']:.2f}" for name, k in keys.items()) + "."]
+    lines += ["", f"- Key throughput / plain scan ({results['key_throughput']['input_rows']:,} rows; wall, JVM CPU): "
+              + ", ".join(f"{name} {k['ratio_wall']:.2f}, {fmt_ratio(k['ratio_cpu'])}" for name, k in keys.items()) + "."]
     if results["recluster"]["status"] == "ok":
-        ratios = {k: v for k, v in results["recluster"]["figures"].items() if "ratio" in k.lower()}
-        lines.append("- Recluster: " + (", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+        ratios = ratio_figures(results["recluster"]["figures"])
+        lines.append(f"- Recluster (`{results['recluster']['command']}`): " + (", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                                                   for k, v in ratios.items()) or "see the full report") + ".")
     else:
         lines.append("- Recluster: " + recluster_lines(results["recluster"])[0].replace("recluster: ", "") + ".")
-    heap = mem["spark_stage_peaks"].get("JVMHeapMemory")
-    lines.append(f"- Peak memory of the {mem['rows']:,}-row Hilbert build (local mode, one JVM): resident set "
-                 f"{gib(mem['rss_peak_bytes'])} (psutil)" + (f", heap used {gib(heap)} (Spark executor metrics)" if heap else "")
-                 + ".")
+    lines.append(f"- Peak memory, {results['memory_rows']:,}-row Hilbert build alone in a fresh application: "
+                 + memory_summary(mem) + ".")
     lines += ["", "![files scanned per layout](docs/img/bench_pruning.png)"]
     return "\n".join(lines)
+
+
+def memory_summary(probes: dict) -> str:
+    parts = []
+    for mode, probe in probes.items():
+        if "error" in probe:
+            parts.append(f"{mode} mode failed")
+            continue
+        rss = probe["jvm_rss"]
+        peaks = probe["spark_executor_peaks"]
+        if mode == "local":
+            heap = peaks.get("driver", {}).get("JVMHeapMemory")
+            parts.append(f"local mode (one JVM) RSS {gib(rss['driver']['peak_bytes'])}"
+                         + (f", heap used {gib(heap)}" if heap else ""))
+        else:
+            executors = [v["peak_bytes"] for k, v in rss.items() if k != "driver"]
+            parts.append(f"standalone cluster driver RSS {gib(rss['driver']['peak_bytes'])}, executors RSS "
+                         + " / ".join(gib(e) for e in executors))
+    return "; ".join(parts)
 
 
 def replace_marked_section(text: str, body: str) -> str:
@@ -507,9 +553,10 @@ def main(argv: list[str] | None = None) -> int:
     BENCH.mkdir(parents=True, exist_ok=True)
     dbt = dbt_runner()
     spark = start_spark()
-    sampler = report_memory.RssSampler(report_memory.jvm_pid(spark)).start()
     load = report_memory.MachineLoad().start({os.getpid()})
-    probe = MemoryProbe(sampler, report_memory.SparkRest(spark))
+    import bench_curve_keys
+
+    cpu = bench_curve_keys.JvmCpu(spark)
 
     datasets = {}
     tele = report_datasets.build_telemetry(spark, dbt, SCHEMA, args.rows, args.files)
@@ -518,21 +565,22 @@ def main(argv: list[str] | None = None) -> int:
     for ds in (tele, tpcds):
         bounds = report_pruning.column_bounds(spark, ds.table, ds.numeric)
         workloads = report_pruning.make_workloads(bounds, args.boxes, args.box_fraction, args.seed)
-        datasets[ds.name] = measure_dataset(spark, dbt, ds, bounds, workloads, probe.for_dataset(ds.name))
+        datasets[ds.name] = measure_dataset(spark, dbt, ds, bounds, workloads, cpu)
         load.note_other_processes()
     print("[keys] throughput", flush=True)
     keys = key_throughput(spark, args.rows, args.key_repeat)
-    memory = probe.results(args.rows)
+    telemetry_dir = table_files(spark, tele.table)[0].parent
     load.note_other_processes()
     load.stop()
-    sampler.stop()
     results = {"date": datetime.date.today().isoformat(), "command": command.strip(), "args": vars(args),
                "machine": report_memory.machine_facts(), "spark": spark.version, "master": spark.sparkContext.master,
                "load": {"other_cores": load.other_cores(), "other_processes": sorted(load.other_processes)},
-               "datasets": datasets, "key_throughput": keys, "memory": memory}
+               "datasets": datasets, "key_throughput": keys, "memory_rows": tele.rows}
     spark.stop()
+    print("[memory] local, then standalone cluster", flush=True)
+    results["memory"] = memory_probes(telemetry_dir, args.files)
     print("[recluster]", flush=True)
-    results["recluster"] = recluster_figures(args.rows)
+    results["recluster"] = recluster_figures(args.recluster_rows)
     results["wall_seconds"] = time.monotonic() - started
     write_outputs(results)
     print(f"wrote {BENCH / 'report.md'} in {results['wall_seconds']:.0f} s", flush=True)

@@ -39,11 +39,15 @@ def pruning_chart(results: dict, path: Path) -> None:
 
 def cost_chart(results: dict, path: Path) -> None:
     """Build time relative to plain ORDER BY per variant, and key throughput relative to a scan."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.4))
     datasets = results["datasets"]
     variants = [v for v in next(iter(datasets.values()))["variants"] if v != "delta-rs z_order"]
-    series = {d["title"]: [d["variants"][v]["build_over_order_by"] for v in variants] for d in datasets.values()}
-    grouped_bars(left, variants, series, "build time / plain ORDER BY", "Spark CTAS time (same file count)", "{:.2f}")
+    series = {}
+    for d in datasets.values():
+        short = d["title"].split(" (")[0]
+        series[f"{short}: wall"] = [d["variants"][v]["build_over_order_by"] for v in variants]
+        series[f"{short}: JVM CPU"] = [d["variants"][v]["build_cpu_over_order_by"] or 0.0 for v in variants]
+    grouped_bars(left, variants, series, "build / plain ORDER BY", "Spark CTAS cost (same file count)", "{:.2f}")
     keys = results["key_throughput"]["rows"]
     names = [k["variant"] for k in keys]
     grouped_bars(right, names, {"wall time": [k["ratio_wall"] for k in keys],
@@ -55,22 +59,19 @@ def cost_chart(results: dict, path: Path) -> None:
 
 
 def memory_chart(results: dict, path: Path) -> None:
-    """JVM resident set over the report's Spark phases, the Hilbert build shaded."""
-    memory = results["memory"]
-    times = [t for t, _ in memory["rss_timeline"]]
-    gib = [rss / 2**30 for _, rss in memory["rss_timeline"]]
-    fig, ax = plt.subplots(figsize=(10, 3.8))
-    ax.plot(times, gib, lw=1, label="JVM RSS (psutil)")
-    start, end = memory["hilbert_window"]
-    ax.axvspan(start, end, color="orange", alpha=0.25, label="10M-row Hilbert build" if memory["rows"] >= 10_000_000
-               else f"{memory['rows']:,}-row Hilbert build")
-    heap = memory["spark_stage_peaks"].get("JVMHeapMemory")
-    if heap:
-        ax.hlines(heap / 2**30, start, end, colors="red", lw=1.5, label="Spark peak JVM heap used (build stages)")
-    ax.set_xlabel("seconds since the session started")
-    ax.set_ylabel("GiB")
-    ax.set_title("Spark JVM memory (local mode: driver and executor are one JVM)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    """Resident set of each JVM during the Hilbert build, local mode and standalone cluster."""
+    probes = {m: p for m, p in results["memory"].items() if "error" not in p}
+    fig, axes = plt.subplots(1, max(1, len(probes)), figsize=(6.5 * max(1, len(probes)), 3.8), squeeze=False)
+    for ax, (mode, probe) in zip(axes[0], probes.items()):
+        for jvm, rss in probe["jvm_rss"].items():
+            label = "driver + executor" if mode == "local" else jvm
+            ax.plot([t for t, _ in rss["timeline"]], [b / 2**30 for _, b in rss["timeline"]], lw=1.2, label=label)
+        window = max(rss["build_seconds"] for rss in probe["jvm_rss"].values())
+        ax.axvspan(0, window, color="orange", alpha=0.15, label="`dbt run` of the model (parse + build)")
+        ax.set_xlabel("seconds since the build started")
+        ax.set_ylabel("resident set, GiB")
+        ax.set_title(f"{probe['rows']:,}-row Hilbert build, {mode} (`{probe['master']}`)", fontsize=10)
+        ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_ATTEMPTS = 4
+MAX_ATTEMPTS = 7
 
 
 @dataclass
@@ -52,22 +52,36 @@ def add_actions(dt) -> list[dict]:
 
 
 def zorder_to_file_count(path: Path, columns: list[str], files: int, table_bytes: int) -> DeltaZorder:
-    """z_order with target_size = bytes / files, re-run (z_order rewrites every file) with the size
-    scaled by the file count it gave, until it gives `files` or attempts run out."""
+    """z_order with target_size = bytes / files, re-run (z_order rewrites every file) until it gives
+    `files` files: the file count is not proportional to the target (delta-rs checks the size between
+    record batches), so the target is bisected between the closest sizes that gave too many / too few."""
     from deltalake import DeltaTable
 
+    too_small, too_large = None, None  # targets that gave more / fewer files than wanted
     target = int(table_bytes / (files - 0.5))  # the last file is a remainder: aim a bit above
     attempts, seconds = [], 0.0
     for _ in range(MAX_ATTEMPTS):
-        dt = DeltaTable(str(path))
         start = time.monotonic()
-        dt.optimize.z_order(columns, target_size=target)
+        DeltaTable(str(path)).optimize.z_order(columns, target_size=target)
         seconds = time.monotonic() - start
         got = len(DeltaTable(str(path)).file_uris())
         attempts.append((target, got))
         if got == files:
             break
-        target = max(1, int(target * got / files))
+        if got > files:
+            too_small = target if too_small is None else max(too_small, target)
+        else:
+            too_large = target if too_large is None else min(too_large, target)
+        if too_small is not None and too_large is not None:
+            target = (too_small + too_large) // 2
+        else:
+            target = max(1, int(target * got / files))
+    best_target, best_files = min(attempts, key=lambda a: abs(a[1] - files))
+    if best_files != attempts[-1][1]:  # leave the table in the closest layout tried
+        start = time.monotonic()
+        DeltaTable(str(path)).optimize.z_order(columns, target_size=best_target)
+        seconds = time.monotonic() - start
+        attempts.append((best_target, len(DeltaTable(str(path)).file_uris())))
     actions = add_actions(DeltaTable(str(path)))
     return DeltaZorder(path, len(actions), attempts[-1][0], seconds, sum(a["size_bytes"] for a in actions), attempts)
 
