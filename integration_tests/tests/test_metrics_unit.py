@@ -49,10 +49,11 @@ def reference(case: dict) -> dict:
     return json.loads(json.dumps(ref.clustering_metrics(files, case["columns"])))
 
 
-def metrics(average_overlaps, average_depth, p95, p99, histogram, total, constant=0, null_only=0):
+def metrics(average_overlaps, average_depth, p95, p99, histogram, total, constant=0, null_only=0, max_depth=None):
+    # max_depth defaults to the largest histogram bucket, exact up to 16 (buckets are 1..16, then 32, 64, ...)
     return {"total_file_count": total, "constant_file_count": constant, "null_only_file_count": null_only,
             "average_overlaps": average_overlaps, "average_depth": average_depth, "p95_depth": p95,
-            "p99_depth": p99, "max_depth": max((int(k) for k in histogram), default=0),
+            "p99_depth": p99, "max_depth": max_depth if max_depth is not None else max((int(k) for k in histogram), default=0),
             "depth_histogram": histogram}
 
 
@@ -73,11 +74,11 @@ HAND_COLUMN_CASES = {
     "all null": (column([None, None]), metrics(0.0, 0.0, 0, 0, {}, 0, null_only=2)),
     "no files": (column([]), metrics(0.0, 0.0, 0, 0, {}, 0)),
     # 17 identical files: depth 17 falls in the "00032" bucket; 16 would be its own bucket
-    "bucket 32": (column([(0, 1)] * 17), metrics(16.0, 17.0, 17, 17, {"00032": 17}, 17)),
+    "bucket 32": (column([(0, 1)] * 17), metrics(16.0, 17.0, 17, 17, {"00032": 17}, 17, max_depth=17)),
     "bucket 16": (column([(0, 1)] * 16), metrics(15.0, 16.0, 16, 16, {"00016": 16}, 16)),
     # 33 identical + 1 apart: depth 33 -> "00064"; n=34: p95 rank ceil(32.3)=33, p99 rank 34
     "bucket 64": (column([(0, 1)] * 33 + [(5, 5)]),
-                  metrics(31.0588, 32.0588, 33, 33, {"00001": 1, "00064": 33}, 34, constant=1)),
+                  metrics(31.0588, 32.0588, 33, 33, {"00001": 1, "00064": 33}, 34, constant=1, max_depth=33)),
     # nearest rank: 38 disjoint + 2 identical, n=40: p95 = 38th smallest = 1, p99 = 40th = 2
     "nearest rank": (column([(10 * i, 10 * i + 1) for i in range(38)] + [(1000, 1001)] * 2),
                      metrics(0.05, 1.05, 1, 2, {"00001": 38, "00002": 2}, 40)),

@@ -103,18 +103,21 @@
 {% endmacro %}
 
 
-{#- The commit and the file listing are table functions of the Spark extension (the jar): without
-    them no file can be swapped safely, so say what to load instead of failing on an unknown name. -#}
-{% macro _recluster_require_extension(settings) %}
-    {%- set found = run_query("show functions like 'recluster_commit'").rows | length > 0 -%}
-    {%- if not found -%}
-        {{ exceptions.raise_compiler_error(
-            "recluster: " ~ settings.label ~ ": the spark_clustering Spark extension is not loaded, and recluster "
-            ~ "commits files through its table functions (recluster_data_files, recluster_commit, recluster_recover). "
-            ~ "Start Spark with spark.jars=<path>/spark-clustering-udfs.jar and "
-            ~ "spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions "
-            ~ "(scripts/setup builds the jar; see docs/deployment.md), or set skip_recluster: true.") }}
-    {%- endif -%}
+{#- The commit and the file listing are table functions of the Spark extension (the jar). -#}
+{% macro _recluster_has_extension() %}
+    {{ return(run_query("show functions like 'recluster_commit'").rows | length > 0) }}
+{% endmacro %}
+
+
+{#- Without the extension no file can be swapped safely: say what to load instead of failing on an
+    unknown function name. -#}
+{% macro _recluster_missing_extension(settings) %}
+    {{ exceptions.raise_compiler_error(
+        "recluster: " ~ settings.label ~ ": the spark_clustering Spark extension is not loaded, and recluster "
+        ~ "commits files through its table functions (recluster_data_files, recluster_commit, recluster_recover). "
+        ~ "Start Spark with spark.jars=<path>/spark-clustering-udfs.jar and "
+        ~ "spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions "
+        ~ "(scripts/setup builds the jar; see docs/deployment.md), or set skip_recluster: true.") }}
 {% endmacro %}
 
 

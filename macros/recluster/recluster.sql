@@ -58,6 +58,13 @@
     {%- set outcome = {'relation': relation | string, 'final': final, 'decision': 'skipped', 'reason': '',
                        'stopped': '', 'rounds': [], 'before': none, 'after': none} -%}
 
+    {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
+        off: that is about the rows the table holds, not about its layout. -#}
+    {%- set has_extension = spark_clustering._recluster_has_extension() -%}
+    {%- if has_extension -%}
+        {%- do spark_clustering._recluster_recover(relation, settings) -%}
+    {%- endif -%}
+
     {%- set switch = var('spark_clustering_recluster', true) -%}
     {%- if switch in [false, 'false', 'False', 0] -%}
         {%- do outcome.update({'reason': 'var spark_clustering_recluster is false'}) -%}
@@ -69,8 +76,9 @@
         {{ return(outcome) }}
     {%- endif -%}
 
-    {%- do spark_clustering._recluster_require_extension(settings) -%}
-    {%- do spark_clustering._recluster_recover(relation, settings) -%}
+    {%- if not has_extension -%}
+        {%- do spark_clustering._recluster_missing_extension(settings) -%}
+    {%- endif -%}
 
     {%- set limit = 64 if final else settings.max_rounds -%}
     {%- set ns = namespace(done=false, state=none, committed=false) -%}
