@@ -73,7 +73,7 @@ def test_incremental_model_stays_clustered_over_five_random_appends(spark, dbt, 
 
 
 def test_ten_percent_append_rewrites_at_most_three_times_its_bytes(spark, dbt, s):
-    base, extra = 80000, 8000
+    base, extra = 160000, 16000
     # The clustered table: the first run's post-hook clusters everything.
     run_model(dbt, "rc_amp", 0, base, recluster={"max_average_depth": 4})
     table = f"{s}.rc_amp"
