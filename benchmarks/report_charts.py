@@ -71,7 +71,7 @@ def memory_chart(results: dict, path: Path) -> None:
         ax.set_xlabel("seconds since the build started")
         ax.set_ylabel("resident set, GiB")
         ax.set_title(f"{probe['rows']:,}-row Hilbert build, {mode} (`{probe['master']}`)", fontsize=10)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
