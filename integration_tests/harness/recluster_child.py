@@ -4,8 +4,11 @@ tests/test_recluster_kill.py).
 
     python -m harness.recluster_child '<json plan>'
 
-plan: {"work": dir, "schema": s, "steps": [step, ...]} with each step one of
+plan: {"work": dir, "schema": s, "with_jar": true, "steps": [step, ...]} with each step one of
     {"dbt": [args...], "vars": {...}}           run dbt in-process (the killed step pauses inside)
+    {"dbt": [...], "vars": {...}, "expect_failure": true}
+        run dbt expecting it to fail; print `recluster_child_error: <json list of dbt's messages>`
+    {"sql": "..."}                               run a statement
     {"check": {"alias": a, "batches": [[start, end], ...]}}
         print `recluster_child: {"rows_match": bool, "actual": [...], "expected": [...],
         "leftovers": [...], "files": n}` for the model's table.
@@ -17,24 +20,30 @@ import json
 import sys
 
 from harness.dbt import run_dbt
-from harness.recluster_case import actual, data_files, expected, leftovers
+from harness.recluster_case import actual, expected, leftovers
 from harness.spark import get_spark
 
 
 def main(plan: dict) -> None:
-    spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child")
+    spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child", with_jar=plan.get("with_jar", True))
     schema = plan["schema"]
     spark.sql(f"create database if not exists {schema}")
     for step in plan["steps"]:
-        if "dbt" in step:
+        if "dbt" in step and step.get("expect_failure"):
+            run = run_dbt(step["dbt"], schema=schema, vars=step.get("vars"), expect_success=False)
+            print("recluster_child_error: " + json.dumps(run.messages), flush=True)
+        elif "dbt" in step:
             run_dbt(step["dbt"], schema=schema, vars=step.get("vars"))
+        elif "sql" in step:
+            spark.sql(step["sql"])
         else:
             check = step["check"]
             table = f"{schema}.{check['alias']}"
             got, want = actual(spark, table), expected(spark, check["batches"])
             print("recluster_child: " + json.dumps({
                 "rows_match": got == want, "actual": got, "expected": want,
-                "leftovers": leftovers(spark, schema, check["alias"]), "files": len(data_files(spark, table)),
+                "leftovers": leftovers(spark, schema, check["alias"]),
+                "files": spark.sql(f"select count(distinct _metadata.file_path) from {table}").first()[0],
             }), flush=True)
 
 

@@ -130,3 +130,24 @@ def test_kill_at_every_step_loses_nothing(work):
         assert recovered[step] == ["rolled back"], (step, recovered[step])
     for step in ["after_manifest", "after_first_move", "after_moves", "after_deletes"]:
         assert recovered[step] == ["rolled forward"], (step, recovered[step])
+
+
+def test_without_the_extension_recluster_says_what_to_load(work):
+    """A Spark started without the jar: the post-hook fails naming the model and the confs to set;
+    with reclustering switched off the same model builds."""
+    plan = {"work": str(work / "no-jar"), "schema": SCHEMA, "with_jar": False, "steps": [
+        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 3000), "expect_failure": True},
+        {"dbt": ["run", "--select", "recluster_case"],
+         "vars": model_vars(3000, 4000, spark_clustering_recluster=False)},
+        {"check": {"alias": ALIAS, "batches": [[0, 4000]]}},
+    ]}
+    code, output = run_child(plan, kill_at=None)
+    assert code == 0, output[-4000:]
+    [line] = [x for x in output.splitlines() if x.startswith("recluster_child_error: ")]
+    text = " ".join(json.loads(line.split(": ", 1)[1]))
+    assert "recluster_case" in text and "Spark extension is not loaded" in text, text
+    assert "spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions" in text, text
+    assert "skip_recluster" in text, text
+    # the failed post-hook left the model's rows in place; the next run appended its own
+    check = check_line(output)
+    assert check["rows_match"] and check["leftovers"] == [], check
