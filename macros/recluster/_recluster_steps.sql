@@ -225,7 +225,7 @@
 {% macro _recluster_thresholds(rows, settings) %}
     {%- set cfg = settings.cfg -%}
     {%- set k = cfg.cluster_by | length -%}
-    {%- set files = [1, ((rows + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max -%}
+    {%- set files = spark_clustering.files_for_target(rows, cfg) -%}
     {%- set result = {} -%}
     {%- for name in cfg.cluster_by -%}
         {%- if settings.max_average_depth != 'auto' -%}
@@ -342,18 +342,18 @@
     {#- Files for the rewritten rows: the rows target, and the bytes target at the selection's own
         bytes per row; a fixed cluster_num_files is taken as the table's share. -#}
     {%- set cfg = settings.cfg -%}
-    {%- set total_rows = [state.summary.rows, 1] | max -%}
-    {%- set files = [1, ((selection.rows + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max -%}
-    {%- if cfg.target_file_bytes -%}
-        {%- set files = [files, ((selection.bytes / cfg.target_file_bytes) | round(0, 'ceil')) | int] | max -%}
-    {%- endif -%}
     {%- if cfg.num_files -%}
-        {%- set files = [1, ((cfg.num_files * selection.rows / total_rows) | round(0, 'ceil')) | int] | max -%}
+        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
+    {%- else -%}
+        {%- set files = spark_clustering.files_for_target(selection.rows, cfg,
+                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
     {%- endif -%}
     {%- set plan_cfg = {} -%}
     {%- do plan_cfg.update(cfg) -%}
     {%- do plan_cfg.update({'num_files': files}) -%}
-    {%- set plan = spark_clustering.plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label) -%}
+    {#- the selected files' rows are known exactly from their stats: no count(*) scan -#}
+    {%- set plan = spark_clustering.plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
+                                                         row_count=selection.rows) -%}
     {{ spark_clustering._recluster_pause_point('after_plan') }}
 
     {%- set staging_location = settings.detail.location ~ '/_sc_recluster_' ~ run_id -%}
@@ -371,8 +371,8 @@
 
     {%- set staged = spark_clustering.staged_check(staging, plan.column_names) -%}
     {%- if not spark_clustering.checks_match(staged, plan.source_check) -%}
-        {% do adapter.drop_relation(staging) %}
-        {%- do run_query("select * from recluster_recover('" ~ settings.table_name ~ "')") -%}
+        {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
+        {%- do spark_clustering._recluster_recover(relation, settings) -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
             ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor

@@ -55,7 +55,7 @@
 
 {#- Everything decided before the write: columns, file count, boundaries, key, the SELECT, and the
     source fingerprint the staging table must match. -#}
-{% macro plan_clustered_write(source_view, cfg, existing=none, label=none) %}
+{% macro plan_clustered_write(source_view, cfg, existing=none, label=none, row_count=none) %}
     {%- set columns = spark_clustering.describe_columns('select * from ' ~ source_view) -%}
     {%- set by_lower = {} -%}
     {%- for col in columns -%}{%- do by_lower.update({col.name | lower: col}) -%}{%- endfor -%}
@@ -80,7 +80,9 @@
     {%- set ranges = {} -%}
     {%- for col in cluster_cols -%}{%- do ranges.update({col.name: cfg.ranges[cfg.cluster_by[loop.index0]]}) -%}{%- endfor -%}
 
-    {%- set row_count = run_query('select count(*) from ' ~ source_view).rows[0][0] | int -%}
+    {%- if row_count is none -%}
+        {%- set row_count = run_query('select count(*) from ' ~ source_view).rows[0][0] | int -%}
+    {%- endif -%}
     {%- set num_files = cfg.num_files or spark_clustering.files_for_target(row_count, cfg, existing) -%}
 
     {%- if cfg.method == 'linear' -%}
@@ -182,21 +184,22 @@
 
 
 {#- Files for a write: enough that no file exceeds cluster_target_file_rows and, when
-    cluster_target_file_bytes is set, that bytes target too. Bytes per row are what the previous
-    build of this table measured on its own files (tblproperty spark_clustering.bytes_per_row):
-    parquet/orc compression depends on the data, so the first build follows the rows target only. -#}
-{% macro files_for_target(row_count, cfg, existing) %}
+    cluster_target_file_bytes is set, that bytes target too. Bytes per row: `bytes_per_row` when the
+    caller measured them (recluster, on the files it rewrites), else what the previous build of
+    this table measured on its own files (tblproperty spark_clustering.bytes_per_row): parquet/orc
+    compression depends on the data, so a table's first build follows the rows target only. -#}
+{% macro files_for_target(row_count, cfg, existing=none, bytes_per_row=none) %}
     {%- set files = [1, ((row_count + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max -%}
-    {%- if cfg.target_file_bytes and existing is not none and not existing.is_view -%}
-        {%- set ns = namespace(measured=none) -%}
+    {%- set ns = namespace(measured=bytes_per_row) -%}
+    {%- if cfg.target_file_bytes and ns.measured is none and existing is not none and not existing.is_view -%}
         {%- for row in run_query('show tblproperties ' ~ existing).rows
                 if row[0] == 'spark_clustering.bytes_per_row' and row[1] -%}
             {%- set ns.measured = row[1] | float -%}
         {%- endfor -%}
-        {%- if ns.measured -%}
-            {%- set by_bytes = ((row_count * ns.measured / cfg.target_file_bytes) | round(0, 'ceil')) | int -%}
-            {%- set files = [files, by_bytes] | max -%}
-        {%- endif -%}
+    {%- endif -%}
+    {%- if cfg.target_file_bytes and ns.measured -%}
+        {%- set by_bytes = ((row_count * ns.measured / cfg.target_file_bytes) | round(0, 'ceil')) | int -%}
+        {%- set files = [files, by_bytes] | max -%}
     {%- endif -%}
     {{ return(files) }}
 {% endmacro %}
