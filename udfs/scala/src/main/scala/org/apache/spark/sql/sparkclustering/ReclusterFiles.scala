@@ -77,24 +77,31 @@ object ReclusterFiles {
     }
   }
 
-  /** Every data file Spark reads for the table: recursive, hidden names skipped. */
+  /** Every file below `root` that Spark would read (recursive, hidden names skipped), with its
+   *  directory relative to `root` ("" for root itself, else e.g. `day=1`). */
+  def visibleFiles(conf: Configuration, root: Path): Seq[(FileStatus, String)] = {
+    val fs = root.getFileSystem(conf)
+    val found = mutable.ArrayBuffer[(FileStatus, String)]()
+    def walk(dir: Path, rel: String): Unit =
+      fs.listStatus(dir).filterNot(s => isHidden(s.getPath.getName)).foreach { s =>
+        if (s.isDirectory) walk(s.getPath, if (rel.isEmpty) s.getPath.getName else s"$rel/${s.getPath.getName}")
+        else found += ((s, rel))
+      }
+    if (fs.exists(root)) walk(root, "")
+    found.toSeq
+  }
+
+  /** Every data file Spark reads for the table: its location and every partition's location. */
   def dataFiles(spark: SparkSession, t: CatalogTable): Seq[DataFile] = {
     val conf = hadoopConf(spark)
     val roots = (Seq(location(t)) ++ partitionLocations(spark, t).values).distinct
     val seen = mutable.LinkedHashMap[String, DataFile]()
-    def walk(status: FileStatus): Unit = {
-      if (status.isDirectory) {
-        val fs = status.getPath.getFileSystem(conf)
-        fs.listStatus(status.getPath).filterNot(s => isHidden(s.getPath.getName)).foreach(walk)
-      } else {
-        val f = DataFile(status.getPath, status.getLen, status.getModificationTime)
-        seen.getOrElseUpdate(f.path.toString, f)
-      }
-    }
     roots.foreach { root =>
-      val fs = root.getFileSystem(conf)
-      val qualified = fs.makeQualified(root)
-      if (fs.exists(qualified)) walk(fs.getFileStatus(qualified))
+      val qualified = root.getFileSystem(conf).makeQualified(root)
+      visibleFiles(conf, qualified).foreach { case (status, _) =>
+        seen.getOrElseUpdate(status.getPath.toString,
+          DataFile(status.getPath, status.getLen, status.getModificationTime))
+      }
     }
     seen.values.toSeq
   }
@@ -268,13 +275,7 @@ case class ReclusterCommit(tableName: String, runId: String, filePrefix: String,
 
     // Staged files keep their partition directory; they land in the partition's own location.
     val partitions = partitionLocations(spark, t)
-    val staged = mutable.ArrayBuffer[(Path, String, Long)]()
-    def walk(dir: Path, rel: String): Unit =
-      fs.listStatus(dir).filterNot(s => isHidden(s.getPath.getName)).foreach { s =>
-        if (s.isDirectory) walk(s.getPath, if (rel.isEmpty) s.getPath.getName else s"$rel/${s.getPath.getName}")
-        else staged += ((s.getPath, rel, s.getLen))
-      }
-    walk(staging, "")
+    val staged = visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
     val moves = staged.sortBy(_._1.toString).zipWithIndex.map { case ((from, rel, _), i) =>
       val dir = partitions.getOrElse(rel, throw new IllegalStateException(
         s"spark_clustering: staged partition '$rel' is not a partition of $tableName"))
