@@ -24,17 +24,20 @@ def s(spark, dbt_schema):
     return dbt_schema
 
 
-def run_model(dbt, alias, start, end, **vars_):
-    v = {"rc_alias": alias, "rc_start": start, "rc_end": end, "rc_file_rows": FILE_ROWS}
+def model_vars(alias, **vars_):
+    """The model's vars: `key=...` becomes rc_key, spark_clustering_* vars pass as they are."""
+    v = {"rc_alias": alias, "rc_file_rows": FILE_ROWS}
     v.update({(k if k.startswith("spark_clustering") else f"rc_{k}"): val for k, val in vars_.items()})
-    return dbt(["run", "--select", MODEL], vars=v)
+    return v
+
+
+def run_model(dbt, alias, start, end, **vars_):
+    return dbt(["run", "--select", MODEL], vars=model_vars(alias, start=start, end=end, **vars_))
 
 
 def recluster_op(dbt, schema, alias, final=False, **vars_):
-    v = {"rc_alias": alias, "rc_file_rows": FILE_ROWS}
-    v.update({(k if k.startswith("spark_clustering") else f"rc_{k}"): val for k, val in vars_.items()})
     return run_operation_json("recluster", {"relation": f"{schema}.{alias}", "final": final},
-                              schema=schema, vars=v)
+                              schema=schema, vars=model_vars(alias, **vars_))
 
 
 def weighted_depths(spark, table) -> dict[str, dict]:
