@@ -14,11 +14,13 @@
 {% macro spark__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed) %}
     {%- set sampled = [] -%}
     {%- set cuts = [] -%}
+    {#- the sample flag's alias must not be (or shadow) a column of the source -#}
+    {%- set in_sample = spark_clustering._unused_column_name('__sc_in_sample', all_columns) -%}
     {%- for col in columns -%}
         {%- set q = spark_clustering.quoted_columns([col.name]) -%}
         {%- set r = ranges[col.name] -%}
         {#- collect_list drops NULLs: NULL gets range id 0 of its own, never a boundary. -#}
-        {%- do sampled.append('sort_array(collect_list(' ~ q ~ ') filter (where __sc_in_sample)) as s_' ~ loop.index0) -%}
+        {%- do sampled.append('sort_array(collect_list(' ~ q ~ ') filter (where ' ~ in_sample ~ ')) as s_' ~ loop.index0) -%}
         {#- Cut i of r at the ceil(i * m / r)-th of m sorted sample values. -#}
         {%- do cuts.append(
             'transform(case when size(s_' ~ loop.index0 ~ ') = 0 then array() else transform(sequence(1, ' ~ (r - 1) ~ '), '
@@ -30,8 +32,8 @@
         select row_count, hash_sum, hash_xor, {{ cuts | join(', ') }}
         from (
             select {{ spark_clustering.row_checksum_expressions(all_columns) }},
-                count_if(__sc_in_sample) as sample_rows, {{ sampled | join(', ') }}
-            from (select *, rand({{ seed }}) < {{ sample_fraction }} as __sc_in_sample from {{ from_sql }})
+                count_if({{ in_sample }}) as sample_rows, {{ sampled | join(', ') }}
+            from (select *, rand({{ seed }}) < {{ sample_fraction }} as {{ in_sample }} from {{ from_sql }})
         )
     {%- endset -%}
     {%- set row = run_query(sql).rows[0] -%}

@@ -20,7 +20,17 @@
     {%- endif -%}
     {%- set v = '(' ~ value_sql ~ ')' -%}
     {%- set b = '(' ~ boundaries_sql ~ ')' -%}
-    {%- set mid = 'shiftright(__sc_r.lo + __sc_r.hi, 1)' -%}
+    {#- Lambda variables shadow columns inside the lambda, where the value is read: their names must
+        not occur in the value's SQL (a column named __sc_r). -#}
+    {%- set ns = namespace(suffix='') -%}
+    {%- for _ in range(8) -%}
+        {%- if ('__sc_r' ~ ns.suffix) in (value_sql | lower) or ('__sc_i' ~ ns.suffix) in (value_sql | lower) -%}
+            {%- set ns.suffix = ns.suffix ~ '_' -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set r = '__sc_r' ~ ns.suffix -%}
+    {%- set i = '__sc_i' ~ ns.suffix -%}
+    {%- set mid = 'shiftright(' ~ r ~ '.lo + ' ~ r ~ '.hi, 1)' -%}
     {%- set sql -%}
         case
             when {{ b }} is null then raise_error('range_id: the boundaries array is NULL; pass a non-NULL ARRAY of sorted boundaries (an empty array() puts every non-NULL value in range 1)')
@@ -31,12 +41,12 @@
             else 1 + aggregate(
                 sequence(1, length(bin(size({{ b }})))),
                 named_struct('lo', 0, 'hi', size({{ b }})),
-                (__sc_r, __sc_i) -> if(__sc_r.lo < __sc_r.hi,
+                ({{ r }}, {{ i }}) -> if({{ r }}.lo < {{ r }}.hi,
                     if({{ b }}[{{ mid }}] <= {{ v }},
-                        named_struct('lo', {{ mid }} + 1, 'hi', __sc_r.hi),
-                        named_struct('lo', __sc_r.lo, 'hi', {{ mid }})),
-                    __sc_r),
-                __sc_r -> __sc_r.lo)
+                        named_struct('lo', {{ mid }} + 1, 'hi', {{ r }}.hi),
+                        named_struct('lo', {{ r }}.lo, 'hi', {{ mid }})),
+                    {{ r }}),
+                {{ r }} -> {{ r }}.lo)
         end
     {%- endset -%}
     {{ return(sql) }}

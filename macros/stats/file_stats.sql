@@ -8,10 +8,12 @@
 {% macro spark__file_stats(relation, columns) %}
     {%- set column_list = spark_clustering._as_column_list(columns, 'file_stats', relation) -%}
     {#- _metadata is the file-source metadata column (parquet, orc, csv, json; partitioned or not):
-        reading the table reads exactly its live files; files with zero rows produce no row -#}
+        reading the table reads exactly its live files; files with zero rows produce no row. Spark
+        renames it when a column of the table is called _metadata: _metadata_column_of. -#}
+    {%- set meta = spark_clustering._metadata_column_of(relation) -%}
     {%- set sql -%}
 select
-    _metadata.file_path as file_path,
+    {{ meta }}.file_path as file_path,
     count(*) as row_count
     {%- for column_name in column_list %}
     {%- set quoted = '`' ~ column_name | replace('`', '``') ~ '`' %}
@@ -21,7 +23,7 @@ select
     count(*) - count({{ quoted }}) as {{ prefix }}__null_count`
     {%- endfor %}
 from {{ relation }}
-group by _metadata.file_path
+group by {{ meta }}.file_path
     {%- endset -%}
     {{ return(sql) }}
 {% endmacro %}

@@ -171,9 +171,10 @@
 {#- Row count + checksum of a written table, and its bytes on disk, in one scan: the checksum is
     summed per file so the file sizes come out of the same scan. -#}
 {% macro staged_check(relation, column_names) %}
+    {%- set meta = spark_clustering._metadata_column(column_names) -%}
     {%- set row = run_query('select coalesce(sum(row_count), 0), coalesce(sum(hash_sum), 0), coalesce(bit_xor(hash_xor), 0), '
         ~ 'coalesce(sum(file_size), 0) from (select ' ~ spark_clustering.row_checksum_expressions(column_names)
-        ~ ', max(_metadata.file_size) as file_size from ' ~ relation ~ ' group by _metadata.file_path)').rows[0] -%}
+        ~ ', max(' ~ meta ~ '.file_size) as file_size from ' ~ relation ~ ' group by ' ~ meta ~ '.file_path)').rows[0] -%}
     {{ return({'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int, 'file_bytes': row[3] | int}) }}
 {% endmacro %}
 
