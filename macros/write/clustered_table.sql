@@ -84,6 +84,12 @@
         {%- set row_count = run_query('select count(*) from ' ~ source_view).rows[0][0] | int -%}
     {%- endif -%}
     {%- set num_files = cfg.num_files or spark_clustering.files_for_target(row_count, cfg, existing) -%}
+    {#- Tiny files cost more in per-file overhead (footers, listing, tasks) than their min/max save. -#}
+    {%- if num_files > 1 and row_count < 1000 * num_files -%}
+        {{ exceptions.warn('spark_clustering: ' ~ (label or model.name) ~ ': ' ~ row_count ~ ' rows in ' ~ num_files
+            ~ ' files is about ' ~ (row_count // num_files) ~ ' rows per file (fewer than 1000); fewer, larger files '
+            ~ 'prune as well and read faster: lower cluster_num_files or raise cluster_target_file_rows') }}
+    {%- endif -%}
 
     {%- if cfg.method == 'linear' -%}
         {%- set boundaries = none -%}
