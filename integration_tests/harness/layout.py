@@ -8,7 +8,7 @@ def fingerprint(spark, table: str, columns: list[str] | None = None) -> tuple[in
     """(rows, sum of 32-bit row hashes, xor of 64-bit row hashes): equal for the same rows in any order."""
     if columns is None:
         columns = [f.name for f in spark.table(table).schema.fields]
-    cols = ", ".join(f"`{c}`" for c in columns)
+    cols = ", ".join("`" + c.replace("`", "``") + "`" for c in columns)
     row = spark.sql(
         f"select count(*), coalesce(sum(cast(hash({cols}) as bigint)), 0), coalesce(bit_xor(xxhash64({cols})), 0) "
         f"from {table}"

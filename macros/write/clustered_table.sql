@@ -160,16 +160,17 @@
             ~ "If the model is nondeterministic (rand(), current_timestamp(), unordered limit), make it deterministic "
             ~ "or set cluster_validate=false.") }}
     {%- endif -%}
+    {#- cluster_by as JSON through one escaping helper: a column `it's` or `x,y` stays intact -#}
     {% call statement('spark_clustering_mark_validated') -%}
-        alter table {{ staging }} set tblproperties (
-            'spark_clustering.validated' = 'true',
-            'spark_clustering.cluster_by' = '{{ plan.cluster_by | join(",") }}',
-            'spark_clustering.method' = '{{ cfg.method }}',
-            'spark_clustering.bits' = '{{ plan.layout.bits if plan.layout else "" }}',
-            'spark_clustering.row_count' = '{{ staged.row_count }}',
-            'spark_clustering.num_files' = '{{ plan.num_files }}',
-            'spark_clustering.bytes_per_row' = '{{ bytes_per_row }}'
-        )
+        {{ spark_clustering._set_tblproperties_sql(staging, {
+            'spark_clustering.validated': true,
+            'spark_clustering.cluster_by': plan.cluster_by,
+            'spark_clustering.method': cfg.method,
+            'spark_clustering.bits': plan.layout.bits if plan.layout else '',
+            'spark_clustering.row_count': staged.row_count,
+            'spark_clustering.num_files': plan.num_files,
+            'spark_clustering.bytes_per_row': bytes_per_row,
+        }) }}
     {%- endcall %}
 {% endmacro %}
 
