@@ -58,6 +58,13 @@
 {#- A config value (e.g. `cluster_by`, `cluster_workload`) of the model/seed/snapshot whose relation
     this is, or none. Also read from `meta`, where dbt >= 1.10 wants custom keys set in YAML. -#}
 {% macro _model_config_of(relation, key) %}
+    {%- set node = spark_clustering._model_node_of(relation) -%}
+    {{ return(spark_clustering._node_config(node, key) if node is not none else none) }}
+{% endmacro %}
+
+
+{#- The model/seed/snapshot node whose relation this is, or none. -#}
+{% macro _model_node_of(relation) %}
     {%- for node in graph.nodes.values() if node.resource_type in ['model', 'seed', 'snapshot'] -%}
         {%- set same_schema = (node.schema or '') | lower == (relation.schema or '') | lower -%}
         {%- set same_name = (node.alias or node.name) | lower == (relation.identifier or '') | lower -%}
@@ -65,7 +72,7 @@
         {%- set same_database = node.database is none or relation.database is none
             or node.database | lower == relation.database | lower -%}
         {%- if same_schema and same_name and same_database -%}
-            {{ return(spark_clustering._node_config(node, key)) }}
+            {{ return(node) }}
         {%- endif -%}
     {%- endfor -%}
     {{ return(none) }}

@@ -7,7 +7,18 @@
     partition columns. -#}
 {% macro _recluster_settings(relation, columns=none, method=none) %}
     {%- set detail = spark_clustering._table_detail(relation) -%}
+    {%- set table_name = relation.schema ~ '.' ~ relation.identifier -%}
+    {%- set node = spark_clustering._model_node_of(relation) -%}
+    {#- errors name the model when the graph knows one for the table, else the table -#}
+    {%- set subject = ("model '" ~ node.name ~ "' (table " ~ table_name ~ ")") if node is not none else ('table ' ~ table_name) -%}
+    {%- if detail.type == 'VIEW' -%}
+        {{ exceptions.raise_compiler_error(
+            "recluster: " ~ subject ~ " is a view: it has no data files to rewrite. Recluster the parquet/orc table "
+            ~ "the view reads (--args '{relation: <schema>.<table>}'), or materialize the model as incremental or "
+            ~ "table (a view model cannot carry the recluster() post-hook).") }}
+    {%- endif -%}
     {%- set source = {} -%}
+    {%- set ns = namespace(origin='config') -%}
     {%- for key in ['cluster_by', 'cluster_method', 'cluster_ranges', 'cluster_target_file_rows',
                     'cluster_target_file_bytes', 'cluster_num_files', 'cluster_sample_rows_per_range',
                     'cluster_validate', 'recluster', 'skip_recluster'] -%}
@@ -15,12 +26,16 @@
         {%- if value is not none -%}{%- do source.update({key: value}) -%}{%- endif -%}
     {%- endfor -%}
     {%- if source.get('cluster_by') is none and detail.properties.get('spark_clustering.cluster_by') -%}
-        {%- do source.update({'cluster_by': detail.properties['spark_clustering.cluster_by'].split(',')}) -%}
+        {%- do source.update({'cluster_by': spark_clustering._list_property(detail.properties['spark_clustering.cluster_by'])}) -%}
+        {%- set ns.origin = 'property' -%}
     {%- endif -%}
     {%- if source.get('cluster_method') is none and detail.properties.get('spark_clustering.method') -%}
         {%- do source.update({'cluster_method': detail.properties['spark_clustering.method']}) -%}
     {%- endif -%}
-    {%- if columns is not none -%}{%- do source.update({'cluster_by': columns}) -%}{%- endif -%}
+    {%- if columns is not none -%}
+        {%- do source.update({'cluster_by': columns}) -%}
+        {%- set ns.origin = 'argument' -%}
+    {%- endif -%}
     {%- if method is not none -%}{%- do source.update({'cluster_method': method}) -%}{%- endif -%}
     {%- if source.get('cluster_by') is none -%}
         {{ exceptions.raise_compiler_error(
@@ -29,43 +44,63 @@
     {%- endif -%}
     {%- if detail.provider not in ['parquet', 'orc'] -%}
         {{ exceptions.raise_compiler_error(
-            "recluster: " ~ relation ~ " is a '" ~ detail.provider ~ "' table; recluster rewrites parquet and orc "
+            "recluster: " ~ subject ~ " is a '" ~ detail.provider ~ "' table; recluster rewrites parquet and orc "
             ~ "tables (Delta and Iceberg have OPTIMIZE ... ZORDER BY / rewrite_data_files).") }}
     {%- endif -%}
     {%- do source.update({'file_format': detail.provider, 'partition_by': detail.partition_by}) -%}
-    {%- set cfg = spark_clustering.clustering_config(source) -%}
+    {%- set cfg = spark_clustering.clustering_config(source, subject) -%}
+
+    {#- Every clustering column must be one of the table's before anything is read or written: an
+        incremental model whose column was renamed keeps the old column in its table. -#}
+    {%- set table_columns = detail.columns | map('lower') | list -%}
+    {%- for name in cfg.cluster_by if name | lower not in table_columns -%}
+        {%- set missing = "column '" ~ name ~ "' is not a column of " ~ table_name ~ " (its columns: "
+                          ~ detail.columns | join(', ') ~ "); " -%}
+        {%- if ns.origin == 'argument' -%}
+            {{ spark_clustering.config_error('columns', columns, missing ~ "pass columns of the table, e.g. --args '{relation: "
+                ~ table_name ~ ", columns: [" ~ detail.columns[:2] | join(', ') ~ "]}'", subject, 'argument') }}
+        {%- elif ns.origin == 'property' -%}
+            {{ spark_clustering.config_error('cluster_by', cfg.cluster_by, missing ~ "they were read from the table property "
+                ~ "spark_clustering.cluster_by (the last clustering); set cluster_by in the model's config or pass "
+                ~ "columns, e.g. --args '{relation: " ~ table_name ~ ", columns: [" ~ detail.columns[:2] | join(', ') ~ "]}'", subject) }}
+        {%- else -%}
+            {{ spark_clustering.config_error('cluster_by', cfg.cluster_by, missing ~ "the table was built before the model's "
+                ~ "columns changed (an incremental run keeps the table's columns): rebuild it with dbt run --full-refresh"
+                ~ (" --select " ~ node.name if node is not none else "") ~ ", or cluster_by columns the table has", subject) }}
+        {%- endif -%}
+    {%- endfor -%}
 
     {%- set _recluster_keys = ['max_average_depth', 'max_depth', 'min_new_rows', 'max_rounds', 'merge_ratio'] -%}
     {%- set rc = source.get('recluster') or {} -%}
     {%- if rc is not mapping -%}
-        {{ spark_clustering.config_error('recluster', rc, 'use a dict, e.g. {max_average_depth: 8, min_new_rows: 100000}') }}
+        {{ spark_clustering.config_error('recluster', rc, 'use a dict, e.g. {max_average_depth: 8, min_new_rows: 100000}', subject) }}
     {%- endif -%}
     {%- for key in rc if key not in _recluster_keys -%}
-        {{ spark_clustering.config_error('recluster', rc, "unknown key '" ~ key ~ "'; the keys are " ~ _recluster_keys | join(', ')) }}
+        {{ spark_clustering.config_error('recluster', rc, "unknown key '" ~ key ~ "'; the keys are " ~ _recluster_keys | join(', '), subject) }}
     {%- endfor -%}
     {%- set t = rc.get('max_average_depth', 'auto') -%}
     {%- if t != 'auto' and (t is not number or t is boolean or t < 1) -%}
-        {{ spark_clustering.config_error('recluster', rc, "max_average_depth must be 'auto' or a number >= 1") }}
+        {{ spark_clustering.config_error('recluster', rc, "max_average_depth must be 'auto' or a number >= 1", subject) }}
     {%- endif -%}
     {%- set max_depth = rc.get('max_depth') -%}
     {%- if max_depth is not none and (max_depth is not number or max_depth is boolean or max_depth < 1) -%}
-        {{ spark_clustering.config_error('recluster', rc, 'max_depth must be a number >= 1') }}
+        {{ spark_clustering.config_error('recluster', rc, 'max_depth must be a number >= 1', subject) }}
     {%- endif -%}
     {%- set min_new_rows = rc.get('min_new_rows', 1) -%}
     {%- set max_rounds = rc.get('max_rounds', 4) -%}
     {%- set merge_ratio = rc.get('merge_ratio', 2) -%}
-    {%- if min_new_rows is not number or min_new_rows is boolean or min_new_rows < 0 -%}
-        {{ spark_clustering.config_error('recluster', rc, 'min_new_rows must be a whole number >= 0') }}
+    {%- if not spark_clustering._is_whole_number(min_new_rows) or min_new_rows < 0 -%}
+        {{ spark_clustering.config_error('recluster', rc, 'min_new_rows must be a whole number >= 0', subject) }}
     {%- endif -%}
-    {%- if max_rounds is not number or max_rounds is boolean or max_rounds < 1 -%}
-        {{ spark_clustering.config_error('recluster', rc, 'max_rounds must be a whole number >= 1') }}
+    {%- if not spark_clustering._is_whole_number(max_rounds) or max_rounds < 1 -%}
+        {{ spark_clustering.config_error('recluster', rc, 'max_rounds must be a whole number >= 1', subject) }}
     {%- endif -%}
     {%- if merge_ratio is not number or merge_ratio is boolean or merge_ratio < 1 -%}
-        {{ spark_clustering.config_error('recluster', rc, 'merge_ratio must be a number >= 1') }}
+        {{ spark_clustering.config_error('recluster', rc, 'merge_ratio must be a number >= 1', subject) }}
     {%- endif -%}
     {%- set skip = source.get('skip_recluster', false) -%}
     {%- if skip is not boolean -%}
-        {{ spark_clustering.config_error('skip_recluster', skip, 'use true or false') }}
+        {{ spark_clustering.config_error('skip_recluster', skip, 'use true or false (a boolean, not ' ~ spark_clustering._type_name(skip) ~ ')', subject) }}
     {%- endif -%}
     {{ return({
         'cfg': cfg, 'detail': detail, 'label': (model.name if model is defined and model and this is defined else relation | string),
@@ -76,9 +111,11 @@
 {% endmacro %}
 
 
-{#- Location, provider, partition columns and properties from DESCRIBE TABLE EXTENDED. -#}
+{#- Location, provider, type (MANAGED / EXTERNAL / VIEW), columns, partition columns and properties
+    from DESCRIBE TABLE EXTENDED. -#}
 {% macro _table_detail(relation) %}
-    {%- set ns = namespace(section='columns', location=none, provider=none) -%}
+    {%- set ns = namespace(section='columns', location=none, provider=none, type=none) -%}
+    {%- set columns = [] -%}
     {%- set partition_by = [] -%}
     {%- set properties = {} -%}
     {%- for row in run_query('describe table extended ' ~ relation).rows -%}
@@ -87,19 +124,23 @@
             {%- set ns.section = 'partitions' -%}
         {%- elif name == '# Detailed Table Information' -%}
             {%- set ns.section = 'detail' -%}
+        {%- elif ns.section == 'columns' and name and not name.startswith('#') -%}
+            {%- do columns.append(name) -%}
         {%- elif ns.section == 'partitions' and name and not name.startswith('#') -%}
             {%- do partition_by.append(name) -%}
         {%- elif ns.section == 'detail' and name == 'Location' -%}
             {%- set ns.location = row[1] -%}
         {%- elif ns.section == 'detail' and name == 'Provider' -%}
             {%- set ns.provider = (row[1] or '') | lower -%}
+        {%- elif ns.section == 'detail' and name == 'Type' -%}
+            {%- set ns.type = (row[1] or '') | upper -%}
         {%- endif -%}
     {%- endfor -%}
     {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
         {%- do properties.update({row[0]: row[1]}) -%}
     {%- endfor -%}
-    {{ return({'location': ns.location, 'provider': ns.provider, 'partition_by': partition_by,
-               'properties': properties}) }}
+    {{ return({'location': ns.location, 'provider': ns.provider, 'type': ns.type, 'columns': columns,
+               'partition_by': partition_by, 'properties': properties}) }}
 {% endmacro %}
 
 
