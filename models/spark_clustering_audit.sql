@@ -2,7 +2,9 @@
     every run, so drift between rebuilds and reclusters is visible. Run it after the models it
     measures (`dbt run -s spark_clustering_audit`, or last in a job); switch it off with
     `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config or meta key (a
-    list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. -#}
+    list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. A table that cannot be
+    measured (a clustering column it lacks, a view, a bad workload) gets one row with `error` set and
+    a log line; the other tables are still measured. -#}
 {{ config(
     materialized='incremental',
     incremental_strategy='append',
@@ -12,25 +14,36 @@
 ) }}
 
 {%- set rows = [] -%}
-{%- if execute -%}
+{#- measured when the model runs, not when it compiles (dbt compile / docs generate) -#}
+{%- if spark_clustering._measure_now() -%}
     {%- for node in graph.nodes.values()
             if node.resource_type == 'model' and node.config.get('cluster_by') and node.unique_id != model.unique_id -%}
         {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
         {%- if relation is not none -%}
             {%- set workload = spark_clustering._node_config(node, 'cluster_workload') -%}
-            {%- set info = spark_clustering.clustering_information(relation, node.config.get('cluster_by'), workload) -%}
+            {#- one broken table (a renamed column, a view, a bad workload) is reported in its own row
+                and the log; the others are still measured -#}
+            {%- set info = spark_clustering._clustering_information(relation, node.config.get('cluster_by'), workload, false) -%}
             {%- set props = {} -%}
             {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
                 {%- do props.update({row[0]: row[1]}) -%}
             {%- endfor -%}
-            {%- for column_name, m in info['columns'].items() -%}
+            {%- set method = props.get('spark_clustering.method', node.config.get('materialized')) -%}
+            {%- if 'error' in info -%}
+                {{ log('spark_clustering_audit: ' ~ node.unique_id ~ ' not measured: ' ~ info['error'], info=true) }}
+                {%- do rows.append([
+                    invocation_id, run_started_at.isoformat(), node.unique_id, relation | string, method,
+                    none, none, none, none, none, none, none, none, none, none, none, info['error'],
+                ]) -%}
+            {%- endif -%}
+            {%- for column_name, m in info.get('columns', {}).items() -%}
                 {%- do rows.append([
                     invocation_id, run_started_at.isoformat(), node.unique_id, relation | string,
-                    props.get('spark_clustering.method', node.config.get('materialized')), column_name,
+                    method, column_name,
                     m['total_file_count'], m['constant_file_count'], m['null_only_file_count'],
                     m['average_overlaps'], m['average_depth'], m['p95_depth'], m['p99_depth'],
                     tojson(m['depth_histogram']), info['box']['average_overlaps'],
-                    info['workload']['mean_ratio'] if workload else none,
+                    info['workload']['mean_ratio'] if workload else none, none,
                 ]) -%}
             {%- endfor -%}
         {%- endif -%}
@@ -45,13 +58,13 @@ with measured as (
             ({% for v in r %}{{ spark_clustering._sql_literal(v, 'spark_clustering_audit') }}{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %},{% endif %}
         {%- else %}
             -- nothing measured yet: an empty, typed result
-            (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
+            (null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null)
         {%- endfor %}
             as audit_rows (
                 run_id, run_started_at, model_id, relation_name, clustering_method, column_name,
                 total_file_count, constant_file_count, null_only_file_count, average_overlaps,
                 average_depth, p95_depth, p99_depth, depth_histogram, box_average_overlaps,
-                workload_mean_ratio
+                workload_mean_ratio, error
             )
 )
 
@@ -71,7 +84,8 @@ select
     cast(p99_depth as double) as p99_depth,
     cast(depth_histogram as string) as depth_histogram,
     cast(box_average_overlaps as double) as box_average_overlaps,
-    cast(workload_mean_ratio as double) as workload_mean_ratio
+    cast(workload_mean_ratio as double) as workload_mean_ratio,
+    cast(error as string) as error
 from measured
 {%- if rows | length == 0 %}
     where false

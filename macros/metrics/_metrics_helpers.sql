@@ -4,6 +4,15 @@
 {#- `columns` as a non-empty list of names (one name is accepted), or a compiler error naming
     the macro that got it. -#}
 {% macro _as_column_list(columns, macro_name, relation) %}
+    {%- set problem = spark_clustering._column_list_problem(columns, macro_name, relation) -%}
+    {%- if problem -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+    {{ return([columns] if columns is string else columns | list) }}
+{% endmacro %}
+
+
+{#- The error text _as_column_list raises, or none: for callers that report instead of failing
+    (the audit model goes on with the next table). -#}
+{% macro _column_list_problem(columns, macro_name, relation) %}
     {%- if columns is string -%}
         {%- set column_list = [columns] -%}
     {%- elif columns is iterable and columns is not mapping -%}
@@ -12,12 +21,10 @@
         {%- set column_list = [] -%}
     {%- endif -%}
     {%- if column_list | length == 0 or (column_list | reject('string') | list | length) > 0 -%}
-        {{ exceptions.raise_compiler_error(
-            macro_name ~ ": argument `columns` must be a column name or a non-empty list of column names "
-            ~ "(relation " ~ relation ~ ", got " ~ columns ~ "); pass e.g. columns=['event_time', 'device_id']."
-        ) }}
+        {{ return(macro_name ~ ": argument `columns` must be a column name or a non-empty list of column names "
+            ~ "(relation " ~ relation ~ ", got " ~ columns ~ "); pass e.g. columns=['event_time', 'device_id'].") }}
     {%- endif -%}
-    {{ return(column_list) }}
+    {{ return(none) }}
 {% endmacro %}
 
 
@@ -105,12 +112,38 @@
 
 {#- Every name in column_list must be a column of the relation (Spark names are case-insensitive). -#}
 {% macro _check_columns_exist(column_list, column_types, macro_name, argument_name, relation) %}
+    {%- set problem = spark_clustering._missing_columns_problem(column_list, column_types, macro_name, argument_name, relation) -%}
+    {%- if problem -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+{% endmacro %}
+
+
+{#- The error text _check_columns_exist raises, or none. -#}
+{% macro _missing_columns_problem(column_list, column_types, macro_name, argument_name, relation) %}
     {%- for column_name in column_list if column_name | lower not in column_types -%}
-        {{ exceptions.raise_compiler_error(
-            macro_name ~ ": column '" ~ column_name ~ "' in argument `" ~ argument_name ~ "` is not a column of "
-            ~ relation ~ " (its columns: " ~ (column_types.keys() | list | join(', ')) ~ "); fix the name."
-        ) }}
+        {{ return(macro_name ~ ": column '" ~ column_name ~ "' in argument `" ~ argument_name ~ "` is not a column of "
+            ~ relation ~ " (its columns: " ~ (column_types.keys() | list | join(', ')) ~ "); fix the name.") }}
     {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{#- Per-file statistics read the hidden file-metadata column of a table's files: a view has none
+    (Spark would answer UNRESOLVED_COLUMN). The error text, or none. -#}
+{% macro _file_source_problem(relation, macro_name) %}
+    {%- if relation.is_view -%}
+        {{ return(macro_name ~ ": " ~ relation ~ " is a view; per-file statistics need the data files of a table "
+            ~ "(Spark's _metadata column, which a view does not expose): measure the parquet/orc table the view reads, "
+            ~ "or materialize the model as a table.") }}
+    {%- endif -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{#- Whether tests and the audit model may measure tables now: while dbt runs, tests, builds or
+    shows, not while it compiles or generates docs (both set `execute` too, and on a fresh
+    checkout no table exists yet). -#}
+{% macro _measure_now() %}
+    {{ return(execute and (flags.WHICH | string) in ['run', 'test', 'build', 'retry', 'show']) }}
 {% endmacro %}
 
 
@@ -161,31 +194,33 @@
 
 {#- The workload as a list of {column: [lo, hi]} (validated), or a compiler error. -#}
 {% macro _workload_boxes(workload, relation) %}
+    {%- set problem = spark_clustering._workload_problem(workload, relation) -%}
+    {%- if problem -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+    {{ return([workload] if workload is mapping else workload | list) }}
+{% endmacro %}
+
+
+{#- The error text _workload_boxes raises, or none. -#}
+{% macro _workload_problem(workload, relation) %}
     {%- set example = "e.g. workload=[{'event_time': ['2024-01-01', '2024-01-31'], 'device_id': [100, null]}]" -%}
     {%- if workload is mapping -%}
         {%- set workload = [workload] -%}
     {%- endif -%}
     {%- if workload is string or workload is not iterable or (workload | list | length) == 0 -%}
-        {{ exceptions.raise_compiler_error(
-            "files_scanned_ratio: argument `workload` must be a non-empty list of boxes (relation "
-            ~ relation ~ ", got " ~ workload ~ "); " ~ example ~ "."
-        ) }}
+        {{ return("files_scanned_ratio: argument `workload` must be a non-empty list of boxes (relation "
+            ~ relation ~ ", got " ~ workload ~ "); " ~ example ~ ".") }}
     {%- endif -%}
     {%- for box in workload -%}
         {%- if box is not mapping -%}
-            {{ exceptions.raise_compiler_error(
-                "files_scanned_ratio: box " ~ box ~ " in argument `workload` is not a mapping of column to "
-                ~ "[lo, hi] (relation " ~ relation ~ "); " ~ example ~ "."
-            ) }}
+            {{ return("files_scanned_ratio: box " ~ box ~ " in argument `workload` is not a mapping of column to "
+                ~ "[lo, hi] (relation " ~ relation ~ "); " ~ example ~ ".") }}
         {%- endif -%}
         {%- for column_name, bounds in box.items()
             if bounds is string or bounds is mapping or bounds is not iterable or (bounds | list | length) != 2 -%}
-            {{ exceptions.raise_compiler_error(
-                "files_scanned_ratio: box " ~ box ~ " in argument `workload` gives column '" ~ column_name
+            {{ return("files_scanned_ratio: box " ~ box ~ " in argument `workload` gives column '" ~ column_name
                 ~ "' the bounds " ~ bounds ~ "; give a list [lo, hi] (inclusive, null for an open end) "
-                ~ "(relation " ~ relation ~ "); " ~ example ~ "."
-            ) }}
+                ~ "(relation " ~ relation ~ "); " ~ example ~ ".") }}
         {%- endfor -%}
     {%- endfor -%}
-    {{ return(workload | list) }}
+    {{ return(none) }}
 {% endmacro %}

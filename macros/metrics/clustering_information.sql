@@ -10,6 +10,14 @@
 
 {#- Generic: everything adapter-specific is in file_stats. -#}
 {% macro default__clustering_information(relation, columns=none, workload=none) %}
+    {{ return(spark_clustering._clustering_information(relation, columns, workload)) }}
+{% endmacro %}
+
+
+{#- clustering_information; with raise_errors=false a mistake found before the scan (no such
+    column, a view, a bad workload) comes back as {"relation", "error": text} instead of failing
+    the caller: the audit model measures every table and must not stop at a broken one. -#}
+{% macro _clustering_information(relation, columns=none, workload=none, raise_errors=true) %}
     {%- if not execute -%}
         {{ return({}) }}
     {%- endif -%}
@@ -23,9 +31,22 @@
             ) }}
         {%- endif -%}
     {%- endif -%}
-    {%- set column_list = spark_clustering._as_column_list(columns, 'clustering_information', relation) -%}
-    {%- do spark_clustering._check_columns_exist(
-        column_list, spark_clustering._column_types(relation), 'clustering_information', 'columns', relation) -%}
+    {%- set problem = spark_clustering._file_source_problem(relation, 'clustering_information')
+                      or spark_clustering._column_list_problem(columns, 'clustering_information', relation) -%}
+    {%- if not problem -%}
+        {%- set column_list = [columns] if columns is string else columns | list -%}
+        {%- set problem = spark_clustering._missing_columns_problem(
+            column_list, spark_clustering._column_types(relation), 'clustering_information', 'columns', relation) -%}
+    {%- endif -%}
+    {%- if problem -%}
+        {%- if raise_errors -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+        {{ return({"relation": relation | string, "error": problem}) }}
+    {%- endif -%}
+    {#- the workload is checked before the scan too: a bad box costs no table scan -#}
+    {%- if workload is not none -%}
+        {%- set workload_result = spark_clustering._files_scanned_ratio(relation, workload, raise_errors) -%}
+        {%- if 'error' in workload_result -%}{{ return(workload_result) }}{%- endif -%}
+    {%- endif -%}
 
     {%- set stats = run_query(spark_clustering.file_stats(relation, column_list)) -%}
     {%- set file_ranges = spark_clustering._file_ranges_from_stats(stats, column_list | length) -%}
@@ -33,7 +54,7 @@
     {%- set result = {"relation": relation | string} -%}
     {%- do result.update(metrics) -%}
     {%- if workload is not none -%}
-        {%- do result.update({"workload": spark_clustering.files_scanned_ratio(relation, workload)}) -%}
+        {%- do result.update({"workload": workload_result}) -%}
     {%- endif -%}
     {%- do spark_clustering._print_if_run_operation('clustering_information', result) -%}
     {{ return(result) }}

@@ -14,11 +14,21 @@
 
 {#- Generic: file_stats is the adapter-specific part; the rest is portable SQL. -#}
 {% macro default__files_scanned_ratio(relation, workload) %}
-    {%- set boxes = spark_clustering._workload_boxes(workload, relation) -%}
+    {{ return(spark_clustering._files_scanned_ratio(relation, workload)) }}
+{% endmacro %}
+
+
+{#- files_scanned_ratio; with raise_errors=false a mistake (a bad box, no such column, a view, a
+    bound that does not cast) comes back as {"relation", "error": text} (see _clustering_information). -#}
+{% macro _files_scanned_ratio(relation, workload, raise_errors=true) %}
+    {%- set problem = spark_clustering._workload_problem(workload, relation) -%}
+    {%- if problem and raise_errors -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
     {%- if not execute -%}
         {{ return({}) }}
     {%- endif -%}
     {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
+    {%- if problem -%}{{ return({"relation": relation | string, "error": problem}) }}{%- endif -%}
+    {%- set boxes = [workload] if workload is mapping else workload | list -%}
     {%- set column_types = spark_clustering._column_types(relation) -%}
     {%- set workload_columns = [] -%}
     {%- for box in boxes -%}
@@ -26,8 +36,12 @@
             {%- do workload_columns.append(column_name) -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- do spark_clustering._check_columns_exist(
-        workload_columns, column_types, 'files_scanned_ratio', 'workload', relation) -%}
+    {%- set problem = spark_clustering._file_source_problem(relation, 'files_scanned_ratio')
+                      or spark_clustering._missing_columns_problem(workload_columns, column_types, 'files_scanned_ratio', 'workload', relation) -%}
+    {%- if problem -%}
+        {%- if raise_errors -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+        {{ return({"relation": relation | string, "error": problem}) }}
+    {%- endif -%}
 
     {#- one statement, two scans: per-file stats (aggregated over files) x rows in each box -#}
     {%- set file_conditions = [] -%}
@@ -98,11 +112,11 @@ from files cross join matching
     {%- set box_count = boxes | length -%}
     {%- for check in bound_checks -%}
         {%- if row[2 + 2 * box_count + loop.index0] -%}
-            {{ exceptions.raise_compiler_error(
-                "files_scanned_ratio: in argument `workload`, box " ~ check.box ~ " bound " ~ check.value
+            {%- set problem = "files_scanned_ratio: in argument `workload`, box " ~ check.box ~ " bound " ~ check.value
                 ~ " of column '" ~ check.column ~ "' does not cast to its type " ~ check.type ~ " (relation "
-                ~ relation ~ "); write it as a valid " ~ check.type ~ " literal."
-            ) }}
+                ~ relation ~ "); write it as a valid " ~ check.type ~ " literal." -%}
+            {%- if raise_errors -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
+            {{ return({"relation": relation | string, "error": problem}) }}
         {%- endif -%}
     {%- endfor -%}
 
