@@ -1,4 +1,4 @@
-"""Independent, obviously-correct (quadratic) implementation of DESIGN.md "Metric definitions".
+"""Independent, obviously-correct (quadratic) implementation of docs/metrics.md "Metric definitions".
 
 Used by the tests as the oracle for the package's Jinja implementation. Written straight from the
 definitions, with no sweep, no ranks and no sparse table, so that it shares no cleverness (and no
@@ -8,9 +8,22 @@ A file's range on one column is `(lo, hi)`, or `None` when the file has no non-N
 """
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
 Range = "tuple[Any, Any] | None"
+
+
+def rounded_average(total: float, count: int, digits: int = 4) -> float:
+    """total / count to `digits` decimals, half away from zero, as Databend rounds its averages
+    (`(10000.0 * sum / count).round()` in Rust). Python's round() goes half to even: 37 / 32 =
+    1.15625 gives 1.1562 there, 1.1563 here. Exact: the quotient is a Fraction, not a float."""
+    if count == 0:
+        return 0.0
+    scaled = Fraction(total) * 10 ** digits / count
+    whole = math.floor(abs(scaled) + Fraction(1, 2))
+    return math.copysign(whole, scaled) / 10 ** digits
 
 
 def depth_bucket(depth: int) -> int:
@@ -54,8 +67,8 @@ def column_metrics(ranges: Iterable[Range]) -> dict[str, Any]:
         "total_file_count": n,
         "constant_file_count": sum(1 for lo, hi in files if lo == hi),
         "null_only_file_count": null_only,
-        "average_overlaps": round(sum(overlaps) / n, 4),
-        "average_depth": round(sum(depths) / n, 4),
+        "average_overlaps": rounded_average(sum(overlaps), n),
+        "average_depth": rounded_average(sum(depths), n),
         "p95_depth": nearest_rank(ordered, 95),
         "p99_depth": nearest_rank(ordered, 99),
         "max_depth": ordered[-1],
@@ -76,7 +89,7 @@ def box_metrics(files: Sequence[Sequence[Range]]) -> dict[str, Any]:
     return {
         "total_file_count": n,
         "null_only_file_count": len(files) - n,
-        "average_overlaps": round(sum(overlaps) / n, 4) if n else 0.0,
+        "average_overlaps": rounded_average(sum(overlaps), n),
         "max_overlaps": max(overlaps) if n else 0,
         "exact": True,
     }

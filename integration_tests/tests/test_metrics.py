@@ -239,12 +239,12 @@ def brute_force_ratio(spark, table, workload):
         scanned = ref.files_scanned(ranges, typed_box)
         ideal = ref.ideal_files(matching, len(rows), len(files))
         boxes.append({"box": box, "scanned_files": scanned, "total_files": len(files), "matching_rows": matching,
-                      "ideal_files": ideal, "ratio": round(scanned / len(files), 4),
-                      "scanned_over_ideal": round(max(scanned, 1) / max(ideal, 1), 4)})
+                      "ideal_files": ideal, "ratio": ref.rounded_average(scanned, len(files)),
+                      "scanned_over_ideal": ref.rounded_average(max(scanned, 1), max(ideal, 1))})
     return {"total_files": len(files), "total_rows": len(rows), "boxes": boxes,
-            "mean_ratio": round(sum(scanned["scanned_files"] / len(files) for scanned in boxes) / len(boxes), 4),
-            "mean_scanned_over_ideal": round(sum(max(b["scanned_files"], 1) / max(b["ideal_files"], 1)
-                                                 for b in boxes) / len(boxes), 4)}
+            "mean_ratio": ref.rounded_average(sum(scanned["scanned_files"] / len(files) for scanned in boxes), len(boxes)),
+            "mean_scanned_over_ideal": ref.rounded_average(sum(max(b["scanned_files"], 1) / max(b["ideal_files"], 1)
+                                                               for b in boxes), len(boxes))}
 
 
 def test_files_scanned_ratio_matches_brute_force(spark, dbt, built):

@@ -153,8 +153,8 @@
         "total_file_count": n,
         "constant_file_count": constant.files,
         "null_only_file_count": (ranges | length) - n,
-        "average_overlaps": (total.overlaps / n) | round(4),
-        "average_depth": ((depths | sum) / n) | round(4),
+        "average_overlaps": spark_clustering._rounded_average(total.overlaps, n),
+        "average_depth": spark_clustering._rounded_average(depths | sum, n),
         "p95_depth": sorted_depths[(95 * n + 99) // 100 - 1],
         "p99_depth": sorted_depths[(99 * n + 99) // 100 - 1],
         "max_depth": sorted_depths[-1],
@@ -248,7 +248,7 @@
         {%- endfor -%}
         {%- set counts = overlap_count.values() | list -%}
         {{ return({"total_file_count": n, "null_only_file_count": all_file_count - n,
-                   "average_overlaps": ((counts | sum) / n) | round(4), "max_overlaps": counts | max,
+                   "average_overlaps": spark_clustering._rounded_average(counts | sum, n), "max_overlaps": counts | max,
                    "exact": true}) }}
     {%- else -%}
         {#- too many pairs: a systematic sample of files, each compared with every file -#}
@@ -283,7 +283,7 @@
             {%- do counts.append(state.count) -%}
         {%- endfor -%}
         {{ return({"total_file_count": n, "null_only_file_count": all_file_count - n,
-                   "average_overlaps": ((counts | sum) / sample_size) | round(4), "max_overlaps": counts | max,
+                   "average_overlaps": spark_clustering._rounded_average(counts | sum, sample_size), "max_overlaps": counts | max,
                    "exact": false, "sampled_file_count": sample_size}) }}
     {%- endif -%}
 {% endmacro %}

@@ -1,4 +1,4 @@
-{#- Clustering metrics of a table from its per-file min/max (DESIGN.md "Metric definitions"):
+{#- Clustering metrics of a table from its per-file min/max (docs/metrics.md "Metric definitions"):
     per column total/constant/NULL-only file counts, average overlaps, average/p95/p99 depth and
     the depth histogram; the box metric over all columns; optionally the files-scanned ratio of a
     workload. Returns a dict; under `dbt run-operation clustering_information` also prints it as

@@ -139,14 +139,15 @@ from files cross join matching
         {%- endfor -%}
         {%- do results.append({
             "box": box_json, "scanned_files": scanned, "total_files": total_files,
-            "matching_rows": matching_rows, "ideal_files": ideal, "ratio": ratio | round(4),
-            "scanned_over_ideal": over_ideal | round(4),
+            "matching_rows": matching_rows, "ideal_files": ideal,
+            "ratio": spark_clustering._rounded_average(scanned, total_files),
+            "scanned_over_ideal": spark_clustering._rounded_average([scanned, 1] | max, [ideal, 1] | max),
         }) -%}
     {%- endfor -%}
     {%- set result = {
         "relation": relation | string, "total_files": total_files, "total_rows": total_rows,
-        "boxes": results, "mean_ratio": (sums.ratio / box_count) | round(4),
-        "mean_scanned_over_ideal": (sums.over_ideal / box_count) | round(4),
+        "boxes": results, "mean_ratio": spark_clustering._rounded_average(sums.ratio, box_count),
+        "mean_scanned_over_ideal": spark_clustering._rounded_average(sums.over_ideal, box_count),
     } -%}
     {%- do spark_clustering._print_if_run_operation('files_scanned_ratio', result) -%}
     {{ return(result) }}
