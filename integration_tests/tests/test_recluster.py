@@ -142,26 +142,43 @@ def test_run_operation_reports_the_decision_and_metrics(spark, dbt, s):
     assert actual(spark, f"{s}.{alias}") == expected(spark, [(0, 9000)])
 
 
-def test_concurrent_append_is_detected_and_nothing_is_lost(spark, dbt, s):
+def test_append_during_a_recluster_does_not_conflict_and_nothing_is_lost(spark, dbt, s):
+    """An append between the recluster's read and its commit: the commit replaces only files it read
+    (unchanged), so it goes through, and the appended file stays as a level-0 file."""
     alias = "rc_conc"
     table = f"{s}.{alias}"
     run_model(dbt, alias, 0, 8000, recluster={"max_average_depth": 4})
     run_model(dbt, alias, 8000, 10000, spark_clustering_recluster=False)
-    before = data_files(spark, table)
-    writer = f"insert into {table} {ROW_SQL} from range(10000, 10500)"
+    # the hook runs before every round's commit: the guard appends once
+    writer = (f"insert into {table} select * from ({ROW_SQL} from range(10000, 10500)) "
+              f"where (select max(id) from {table}) < 10000")
     out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
                        spark_clustering_before_commit_sql=writer)
-    assert out["decision"] == "aborted", out
-    assert "concurrent" in out["stopped"], out
-    after = data_files(spark, table)
-    assert set(before) <= set(after), "a file the recluster read was touched"
-    assert all(Path(p).name.startswith("part-") for p in set(after) - set(before))
+    assert out["decision"] == "reclustered", out
+    # round 1 committed although a file was appended after its read
+    assert out["rounds"][0]["status"] == "committed", out
     assert actual(spark, table) == expected(spark, [(0, 10500)])
     assert_no_leftovers(spark, s, alias)
-    # the next recluster picks the table up as it is now
+
+
+def test_overwrite_during_a_recluster_stops_it_and_nothing_is_lost(spark, dbt, s):
+    """A writer that overwrites the table (deleting its directory, the recluster's staging and lease
+    with it) between the recluster's read and its commit: the commit stops before its commit point,
+    the writer's rows are what remains, and the next recluster cleans up."""
+    alias = "rc_overwrite"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 4})
+    run_model(dbt, alias, 6000, 8000, spark_clustering_recluster=False)
+    writer = f"insert overwrite table {table} {ROW_SQL} from range(0, 3000)"
+    with pytest.raises(DbtError) as err:
+        recluster_op(dbt, s, alias, recluster={"max_average_depth": 4}, spark_clustering_before_commit_sql=writer)
+    assert "lost the table's lease before committing" in str(err.value)
+    assert "nothing was committed" in str(err.value)
+    assert actual(spark, table) == expected(spark, [(0, 3000)])
     out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4})
-    assert out["decision"] == "reclustered" and out["after"]["new_files"] == 0, out
-    assert actual(spark, table) == expected(spark, [(0, 10500)])
+    assert out["decision"] in ("reclustered", "skipped"), out
+    assert actual(spark, table) == expected(spark, [(0, 3000)])
+    assert_no_leftovers(spark, s, alias)
 
 
 def test_partitioned_table_rewrites_only_the_partitions_that_changed(spark, dbt, s):

@@ -162,16 +162,23 @@
 {% endmacro %}
 
 
-{#- Before reading anything: drop a staging table an interrupted run left and finish (journal
-    written) or roll back (not written) its file commit. -#}
-{% macro _recluster_recover(relation, settings) %}
+{#- Before reading anything (under the lease, so no live writer owns what is found): finish
+    (journal written) or roll back (not written) every commit an interrupted run left, including
+    staging under a previous location of the table (the leftover staging table points there), then
+    drop the leftover staging table. -#}
+{% macro _recluster_recover(relation, settings, lease) %}
     {%- set staging = spark_clustering.sidecar_relation(relation, 'recluster') -%}
-    {% call statement('spark_clustering_recluster_drop_staging') -%}
-        drop table if exists {{ staging }}
-    {%- endcall %}
-    {%- for row in run_query("select run_id, action from recluster_recover('" ~ settings.table_name ~ "')").rows -%}
+    {%- set ns = namespace(extra='') -%}
+    {%- if adapter.get_relation(staging.database, staging.schema, staging.identifier) is not none -%}
+        {%- for row in run_query('describe table extended ' ~ staging).rows if (row[0] or '') | trim == 'Location' -%}
+            {%- set ns.extra = row[1] -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- for row in run_query("select run_id, action from recluster_recover('" ~ settings.table_name ~ "', '"
+                             ~ lease ~ "', " ~ spark_clustering._sql_literal(ns.extra, 'recluster') ~ ")").rows -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ' ' ~ row[1], info=true) }}
     {%- endfor -%}
+    {%- do run_query("select * from drop_sidecar_table('" ~ settings.table_name ~ "__sc_recluster')") -%}
 {% endmacro %}
 
 
@@ -180,7 +187,7 @@
     thresholds per scope, and the listing's fingerprint for the commit's concurrency check. -#}
 {% macro _recluster_measure(relation, settings) %}
     {%- set columns = settings.cfg.cluster_by -%}
-    {%- set listing = run_query("select file_path, file_size, fingerprint from recluster_data_files('" ~ settings.table_name ~ "')") -%}
+    {%- set listing = run_query("select file_path, file_size, fingerprint, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
     {%- set ns = namespace(fingerprint='empty') -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
@@ -196,7 +203,7 @@
             {%- set level = 0 -%}
             {%- set run = none -%}
         {%- endif -%}
-        {%- set file = {'path': path, 'size': row[1] | int, 'rows': 0, 'ranges': none, 'level': level,
+        {%- set file = {'path': path, 'size': row[1] | int, 'mtime': row[3] | int, 'rows': 0, 'ranges': none, 'level': level,
                         'run': run, 'scope': path[:path.rfind('/')]} -%}
         {%- do files.append(file) -%}
         {%- do by_path.update({path: file}) -%}
@@ -217,7 +224,8 @@
         {%- set scope = scopes[file.scope] -%}
         {%- do scope.files.append(file) -%}
         {%- do scope.update({'rows': scope.rows + file.rows}) -%}
-        {%- if file.level == 0 -%}
+        {#- a 0-row file (an append that selected nothing) is not new work; a rewrite of its scope drops it -#}
+        {%- if file.level == 0 and file.rows > 0 -%}
             {%- do scope.update({'new_rows': scope.new_rows + file.rows, 'new_files': scope.new_files + 1}) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -336,7 +344,8 @@
             {%- do runs[file.run].update({'rows': runs[file.run].rows + file.rows}) -%}
         {%- endfor -%}
         {%- set ordered = runs.values() | sort(attribute='run') | sort(attribute='rows') | list -%}
-        {%- set new_files = scope.files | selectattr('level', 'eq', 0) | list -%}
+        {%- set new_files = scope.files | selectattr('level', 'eq', 0) | selectattr('rows', 'gt', 0) | list -%}
+        {%- set empty_files = scope.files | selectattr('level', 'eq', 0) | selectattr('rows', 'eq', 0) | list -%}
         {%- set ns = namespace(acc=0, stop=false, force=false, picked=[]) -%}
         {%- if new_files -%}
             {%- set ns.picked = new_files -%}
@@ -358,7 +367,7 @@
                 {%- set ns.stop = true -%}
             {%- endif -%}
         {%- endfor -%}
-        {%- do chosen.extend(ns.picked) -%}
+        {%- do chosen.extend(ns.picked + (empty_files if ns.picked else [])) -%}
     {%- endfor -%}
     {{ return({'files': chosen, 'rows': chosen | sum(attribute='rows'), 'bytes': chosen | sum(attribute='size'),
                'level': 1 + (chosen | map(attribute='level') | max if chosen else 0)}) }}
@@ -367,14 +376,24 @@
 
 {#- Rewrite the selected files clustered into <location>/_sc_recluster_<run> (hidden from readers),
     check rows + checksum against the selected files, and commit (recluster_commit). -#}
-{% macro _recluster_rewrite(relation, state, selection, settings, round_number) %}
+{% macro _recluster_rewrite(relation, state, selection, settings, round_number, lease) %}
     {%- set run_id = modules.datetime.datetime.utcnow().strftime('%Y%m%d%H%M%S') ~ '_'
                      ~ invocation_id.replace('-', '')[:8] ~ '_' ~ round_number -%}
     {%- set prefix = 'sc-l' ~ selection.level ~ '-' ~ run_id -%}
     {%- set staging = spark_clustering.sidecar_relation(relation, 'recluster') -%}
     {%- set source_view = relation.identifier ~ '__sc_recluster_source' -%}
     {%- set paths = [] -%}
-    {%- for file in selection.files -%}{%- do paths.append(spark_clustering._sql_literal(file.path, 'recluster')) -%}{%- endfor -%}
+    {%- set replaced = [] -%}
+    {%- for file in selection.files -%}
+        {%- do paths.append(spark_clustering._sql_literal(file.path, 'recluster')) -%}
+        {#- the commit replaces a file only while it is exactly what was read -#}
+        {%- do replaced.append(spark_clustering._sql_literal(file.size ~ ':' ~ file.mtime ~ ':' ~ file.path, 'recluster')) -%}
+    {%- endfor -%}
+    {%- set pause_at = var('spark_clustering_pause_at', none) -%}
+    {%- if pause_at -%}
+        {#- test hook: the jar's own pause points (journal, moves, deletes) read this conf -#}
+        {%- do run_query('set spark.sparkclustering.test.pauseAt=' ~ pause_at) -%}
+    {%- endif -%}
 
     {% call statement('spark_clustering_recluster_source') -%}
         create or replace temporary view {{ source_view }} as
@@ -413,7 +432,8 @@
     {%- set staged = spark_clustering.staged_check(staging, plan.column_names) -%}
     {%- if not spark_clustering.checks_match(staged, plan.source_check) -%}
         {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
-        {%- do spark_clustering._recluster_recover(relation, settings) -%}
+        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
+        {%- do spark_clustering._table_lease_release(lease) -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
             ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
@@ -425,9 +445,10 @@
     {%- set concurrent_sql = var('spark_clustering_before_commit_sql', none) -%}
     {%- if concurrent_sql -%}{%- do run_query(concurrent_sql) -%}{%- endif -%}
 
-    {%- set committed = run_query("select * from recluster_commit('" ~ settings.table_name ~ "', '" ~ run_id ~ "', '"
-        ~ prefix ~ "', '" ~ state.fingerprint ~ "', array(" ~ paths | join(', ') ~ "), "
-        ~ spark_clustering._sql_literal(var('spark_clustering_pause_at', '') | string, 'recluster') ~ ")").rows[0] -%}
+    {#- proof of what is committed: the lease, the validated bytes, each replaced file as it was read -#}
+    {%- set committed = run_query("select * from recluster_commit('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
+        ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', '" ~ staged.file_bytes ~ "', array("
+        ~ replaced | join(', ') ~ "))").rows[0] -%}
     {% do adapter.drop_relation(staging) %}
     {% call statement('spark_clustering_recluster_drop_source') -%}
         drop view if exists {{ source_view }}
@@ -443,7 +464,7 @@
 {% macro _recluster_pause_point(name) %}
     {%- if var('spark_clustering_pause_at', none) == name -%}
         {{ log('spark_clustering: paused at ' ~ name, info=true) }}
-        {%- do run_query("select reflect('java.lang.Thread', 'sleep', bigint(600000))") -%}
+        {%- do run_query("select reflect('java.lang.Thread', 'sleep', bigint(" ~ (var('spark_clustering_pause_seconds', 600) * 1000) | int ~ "))") -%}
     {%- endif -%}
 {% endmacro %}
 

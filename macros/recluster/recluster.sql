@@ -61,8 +61,12 @@
     {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
         off: that is about the rows the table holds, not about its layout. -#}
     {%- set has_extension = spark_clustering._recluster_has_extension() -%}
+    {%- set lease = none -%}
     {%- if has_extension -%}
-        {%- do spark_clustering._recluster_recover(relation, settings) -%}
+        {#- one writer at a time: recovery below must never touch a live writer's staging -#}
+        {%- set lease = spark_clustering._table_lease_acquire(relation, 'table', 'recluster ' ~ settings.label,
+                spark_clustering._model_config_of(relation, 'cluster_lease_wait_seconds')) -%}
+        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
     {%- endif -%}
 
     {%- set switch = var('spark_clustering_recluster', true) -%}
@@ -72,6 +76,7 @@
         {%- do outcome.update({'reason': 'config skip_recluster is true'}) -%}
     {%- endif -%}
     {%- if outcome.reason -%}
+        {%- do spark_clustering._table_lease_release(lease) -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
         {{ return(outcome) }}
     {%- endif -%}
@@ -105,7 +110,7 @@
                        ~ ' -> rewriting ' ~ selection.files | length ~ ' of ' ~ ns.state.files | length ~ ' files ('
                        ~ selection.rows ~ ' rows, ' ~ selection.bytes ~ ' bytes)', info=true) }}
                 {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
-                {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number) -%}
+                {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number, lease) -%}
                 {%- do outcome.rounds.append(result) -%}
                 {%- if result.status == 'committed' -%}
                     {%- set ns.committed = true -%}
@@ -132,6 +137,7 @@
             )
         {%- endcall %}
     {%- endif -%}
+    {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
            ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '
            ~ spark_clustering._depth_summary(outcome.before) ~ ' -> ' ~ spark_clustering._depth_summary(outcome.after), info=true) }}

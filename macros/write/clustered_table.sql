@@ -12,7 +12,10 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- Finish or roll back whatever an interrupted run left, before reading the current state. -#}
+    {#- One writer of the package per table (a recluster of it waits, or it waits for one); then
+        finish or roll back whatever an interrupted run left, before reading the current state. -#}
+    {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name,
+                                                          config.get('cluster_lease_wait_seconds')) -%}
     {{ spark_clustering.recover_swap(target_relation) }}
     {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
 
@@ -34,6 +37,7 @@
 
     {{ spark_clustering.validate_staging(staging, plan, cfg) }}
     {{ spark_clustering.swap_relation(staging, target_relation, existing) }}
+    {%- do spark_clustering._table_lease_release(lease) -%}
 
     {% call statement('spark_clustering_drop_source_view') -%}
         drop view if exists {{ source_view }}
@@ -152,7 +156,7 @@
     {%- set bytes_per_row = (staged.file_bytes / staged.row_count) | round(2) if staged.row_count else 0 -%}
     {%- set expected = plan.source_check -%}
     {%- if cfg.validate and not spark_clustering.checks_match(staged, expected) -%}
-        {% do adapter.drop_relation(staging) %}
+        {%- do spark_clustering._drop_sidecar(staging) -%}
         {{ exceptions.raise_compiler_error(
             "spark_clustering: model '" ~ model.name ~ "': the clustered copy does not match the model query "
             ~ "(rows " ~ staged.row_count ~ " vs " ~ expected.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor

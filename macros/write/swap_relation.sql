@@ -23,7 +23,19 @@
     {% do adapter.rename_relation(staging, target) %}
     {{ spark_clustering.fault_point('after_promote') }}
     {%- if existing is not none -%}
-        {% do adapter.drop_relation(backup) %}
+        {%- do spark_clustering._drop_sidecar(backup) -%}
+    {%- endif -%}
+{% endmacro %}
+
+{#- Drop one of the package's sidecar tables with its files: DROP keeps an external table's files
+    (a location_root build), which would leave every previous version on disk. Needs the extension;
+    without it the table is dropped and its directory left, as Spark does. -#}
+{% macro _drop_sidecar(relation) %}
+    {%- if spark_clustering._has_lease_functions() -%}
+        {%- do run_query("select * from drop_sidecar_table(" ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'drop') ~ ")") -%}
+        {%- do adapter.cache_dropped(relation) -%}
+    {%- else -%}
+        {% do adapter.drop_relation(relation) %}
     {%- endif -%}
 {% endmacro %}
 
@@ -57,11 +69,11 @@
     {%- endif -%}
     {%- if has_backup -%}
         {{ log('spark_clustering: ' ~ target ~ ': dropping the previous version left by an interrupted swap', info=true) }}
-        {% do adapter.drop_relation(backup) %}
+        {%- do spark_clustering._drop_sidecar(backup) -%}
     {%- endif -%}
     {%- if has_staging -%}
         {{ log('spark_clustering: ' ~ target ~ ': dropping staging table left by an interrupted build', info=true) }}
-        {% do adapter.drop_relation(staging) %}
+        {%- do spark_clustering._drop_sidecar(staging) -%}
     {%- endif -%}
 {% endmacro %}
 

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
 
 import scala.collection.mutable
+import scala.util.Try
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
@@ -36,6 +37,7 @@ object ReclusterFiles {
 
   val StagingPrefix = "_sc_recluster_"
   val ManifestName = "_sc_manifest"
+  val DamagedPrefix = "_sc_damaged_"
 
   /** Spark's own rule (InMemoryFileIndex): these names are not data. */
   def isHidden(name: String): Boolean =
@@ -116,17 +118,10 @@ object ReclusterFiles {
     }
   }
 
-  def stagingDir(t: CatalogTable, runId: String): Path = {
-    if (!runId.matches("[A-Za-z0-9_]+")) {
-      throw SparkClusteringErrors.invalidArgument("recluster_commit",
-        s"run id '$runId' must match [A-Za-z0-9_]+")
-    }
-    new Path(location(t), StagingPrefix + runId)
-  }
-
-  /** A test hook: print where we are and wait to be killed (`kill -9`) at the named step. */
-  def pausePoint(pauseAt: String, step: String): Unit = {
-    if (pauseAt == step) {
+  /** Test hook (conf spark.sparkclustering.test.pauseAt = <step>): print where we are and wait to
+   *  be killed (`kill -9`) at the named step. Inert unless the conf is set. */
+  def pausePoint(spark: SparkSession, step: String): Unit = {
+    if (spark.conf.get("spark.sparkclustering.test.pauseAt", "") == step) {
       System.out.println(s"spark_clustering: paused at $step")
       System.out.flush()
       Thread.sleep(600000L)
@@ -136,17 +131,19 @@ object ReclusterFiles {
 
   // ---- journal ------------------------------------------------------------------------------
 
+  /** A staged file moved into the table; `size` is the staged file's size when it was validated. */
   sealed trait Step
-  case class Move(from: Path, to: Path) extends Step
+  case class Move(from: Path, to: Path, size: Long) extends Step
   case class Delete(path: Path) extends Step
 
   private def encode(step: Step): String = step match {
-    case Move(from, to) => s"move\t${from.toUri}\t${to.toUri}"
+    case Move(from, to, size) => s"move\t${from.toUri}\t${to.toUri}\t$size"
     case Delete(path) => s"delete\t${path.toUri}"
   }
 
   private def decode(line: String): Step = line.split("\t", -1).toSeq match {
-    case Seq("move", from, to) => Move(new Path(new URI(from)), new Path(new URI(to)))
+    case Seq("move", from, to, size) => Move(new Path(new URI(from)), new Path(new URI(to)), size.toLong)
+    case Seq("move", from, to) => Move(new Path(new URI(from)), new Path(new URI(to)), -1L)
     case Seq("delete", path) => Delete(new Path(new URI(path)))
     case _ => throw new IllegalStateException(s"spark_clustering: unreadable manifest line: $line")
   }
@@ -176,39 +173,94 @@ object ReclusterFiles {
     }
   }
 
-  case class Applied(moved: Int, deleted: Int)
+  /** What applying a journal did: rolled forward (moved, deleted), rolled back (a staged file was
+   *  gone before its move and nothing was deleted yet: the table is as before), or damaged (files
+   *  were removed behind the package's back after deletes had begun: nothing more is touched). */
+  sealed trait Outcome { def describe: String }
+  case class RolledForward(moved: Int, deleted: Int) extends Outcome {
+    def describe: String = s"rolled forward ($moved files moved, $deleted deleted)"
+  }
+  case class RolledBack(why: String) extends Outcome {
+    def describe: String = s"rolled back ($why; the replaced files were kept, the table is as before)"
+  }
+  case class Damaged(why: String, keptAt: Path) extends Outcome {
+    def describe: String = s"damaged ($why); the journal is kept at $keptAt for inspection: the table holds " +
+      "the rows of every file still present. Delete that directory once inspected."
+  }
 
-  /** Apply the journal; safe to repeat after a crash at any point of an earlier attempt. */
-  def applySteps(conf: Configuration, steps: Seq[Step], pauseAt: String): Applied = {
-    var moved = 0
-    var deleted = 0
+  /** Run `f` over `items` on up to 16 threads: the moves (and the deletes) of a commit land close
+   *  together, which keeps the window in which a reader's listing sees both old and new files short. */
+  private def parallel[T](items: Seq[T])(f: T => Unit): Unit = {
+    if (items.size <= 1) items.foreach(f)
+    else {
+      val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(16, items.size))
+      try {
+        val futures = items.map(i => pool.submit(new java.util.concurrent.Callable[Unit] { def call(): Unit = f(i) }))
+        futures.foreach(fu => try fu.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause })
+      } finally pool.shutdown()
+    }
+  }
+
+  /** Apply the journal; safe to repeat after a crash at any point of an earlier attempt, and never
+   *  deletes a replaced file unless every new file is in place. */
+  def applySteps(spark: SparkSession, conf: Configuration, staging: Path, steps: Seq[Step]): Outcome = {
     val moves = steps.collect { case m: Move => m }
     val deletes = steps.collect { case d: Delete => d }
-    moves.foreach { case Move(from, to) =>
-      val fs = from.getFileSystem(conf)
-      if (fs.exists(from)) {
-        fs.mkdirs(to.getParent)
-        // A destination without its source cannot exist (names are unique per run), so an
-        // existing destination is a partial copy on a non-atomic store: replace it.
-        if (fs.exists(to)) fs.delete(to, false)
-        if (!fs.rename(from, to)) {
-          throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
-        }
-        moved += 1
-        if (moved == 1) pausePoint(pauseAt, "after_first_move")
-      } else if (!fs.exists(to)) {
-        throw new IllegalStateException(
-          s"spark_clustering: neither the staged file $from nor its destination $to exists")
+    def exists(p: Path) = p.getFileSystem(conf).exists(p)
+    def sizeOf(p: Path) = Try(p.getFileSystem(conf).getFileStatus(p).getLen).toOption
+    // Where is each new file? staged (to move), in place (moved), or nowhere (removed by someone else).
+    val pending = moves.filter(m => exists(m.from))
+    val placed = moves.filterNot(pending.contains).filter(m => sizeOf(m.to).exists(s => m.size < 0 || s == m.size))
+    val lost = moves.filterNot(m => pending.contains(m) || placed.contains(m))
+    val wrongSize = pending.filter(m => m.size >= 0 && !sizeOf(m.from).contains(m.size))
+    if (lost.nonEmpty || wrongSize.nonEmpty) {
+      val why = (lost.headOption.map(m => s"${lost.size} staged file(s) vanished before being moved in, e.g. ${m.from}") ++
+        wrongSize.headOption.map(m => s"${wrongSize.size} staged file(s) changed size since validation, e.g. ${m.from}"))
+        .mkString("; ")
+      if (deletes.forall(d => exists(d.path))) {
+        // nothing replaced is gone yet: undo the moves, the old files hold every row
+        parallel(placed)(m => m.to.getFileSystem(conf).delete(m.to, false))
+        return RolledBack(why)
       }
+      val kept = new Path(staging.getParent, DamagedPrefix + staging.getName.stripPrefix(StagingPrefix))
+      staging.getFileSystem(conf).rename(staging, kept)
+      return Damaged(why, kept)
     }
-    pausePoint(pauseAt, "after_moves")
-    deletes.foreach { case Delete(path) =>
+    val dirs = pending.map(_.to.getParent).distinct
+    dirs.foreach(d => d.getFileSystem(conf).mkdirs(d))
+    val movedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
+    parallel(pending) { case Move(from, to, _) =>
+      val fs = from.getFileSystem(conf)
+      // A destination with its source still staged is a partial copy (a non-atomic store): replace it.
+      if (fs.exists(to)) fs.delete(to, false)
+      if (!fs.rename(from, to)) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
+      if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
+    }
+    pausePoint(spark, "after_moves")
+    val deleted = new java.util.concurrent.atomic.AtomicInteger(0)
+    parallel(deletes) { case Delete(path) =>
       val fs = path.getFileSystem(conf)
-      if (fs.exists(path) && fs.delete(path, false)) deleted += 1
+      if (fs.exists(path) && fs.delete(path, false)) deleted.incrementAndGet()
     }
-    pausePoint(pauseAt, "after_deletes")
-    Applied(moved, deleted)
+    pausePoint(spark, "after_deletes")
+    RolledForward(pending.size, deleted.get)
   }
+
+  // ---- leases ---------------------------------------------------------------------------------
+
+  /** The lease of a table name: `<database location>/_sc_leases/<table>`. It survives the renames
+   *  of clustered_table's swap (which move a managed table's directory). */
+  def nameLeaseDir(spark: SparkSession, tableName: String): Path = {
+    val session = classic(spark)
+    val ident = session.sessionState.sqlParser.parseTableIdentifier(tableName)
+    val catalog = session.sessionState.catalog
+    val db = ident.database.getOrElse(catalog.getCurrentDatabase)
+    new Path(new Path(catalog.getDatabaseMetadata(db).locationUri), s"_sc_leases/${ident.table.toLowerCase}")
+  }
+
+  /** The lease of a table's location: `<location>/_sc_lease`, shared by every catalog whose table
+   *  points there. */
+  def locationLeaseDir(t: CatalogTable): Path = new Path(location(t), "_sc_lease")
 
   def refreshTable(spark: SparkSession, t: CatalogTable): Unit =
     classic(spark).catalog.refreshTable(t.identifier.unquotedString)
@@ -230,12 +282,17 @@ case class ReclusterDataFiles(tableName: String) extends LeafRunnableCommand {
   }
 }
 
-/** `select * from recluster_commit('db.t', run_id, file_prefix, expected_fingerprint,
- *  array(replaced file paths), pause_at)`: one row (status, files_added, files_removed,
- *  bytes_added, bytes_removed). status is `committed` or `aborted: <why>`; an abort deletes the
- *  staged files and leaves the table as it was. */
-case class ReclusterCommit(tableName: String, runId: String, filePrefix: String,
-    expectedFingerprint: String, replaced: Seq[String], pauseAt: String) extends LeafRunnableCommand {
+/** `select * from recluster_commit('db.t', lease_token, staging_dir, file_prefix, validated_bytes,
+ *  array('<size>:<mtime>:<path>', ...))`: one row (status, files_added, files_removed, bytes_added,
+ *  bytes_removed). status is `committed`, `aborted: <why>` (the staged files are deleted, the table
+ *  is as it was) or `rolled back: <why>`.
+ *
+ *  It proves what it commits: the caller holds the table's lease (checked here, before the commit
+ *  point), the staged files are exactly the bytes that were validated, and every replaced file is
+ *  still there with the size and modification time the recluster read (files appended meanwhile
+ *  do not conflict: they are neither read nor replaced). */
+case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: String, filePrefix: String,
+    validatedBytes: Long, replaced: Seq[String]) extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = Seq(
     AttributeReference("status", StringType, nullable = false)(),
@@ -253,52 +310,87 @@ case class ReclusterCommit(tableName: String, runId: String, filePrefix: String,
     }
     val t = table(spark, tableName)
     val conf = hadoopConf(spark)
-    val staging = stagingDir(t, runId)
+    val staging = new Path(stagingDir)
     val fs = staging.getFileSystem(conf)
+    if (!staging.getName.startsWith(StagingPrefix) || !staging.getName.matches("[A-Za-z0-9_]+")) {
+      throw SparkClusteringErrors.invalidArgument("recluster_commit",
+        s"staging directory '$stagingDir' must be named ${StagingPrefix}<run id>")
+    }
+    val expected = replaced.map { entry =>
+      entry.split(":", 3) match {
+        case Array(size, mtime, path) => (path, size.toLong, mtime.toLong)
+        case _ => throw SparkClusteringErrors.invalidArgument("recluster_commit",
+          s"replaced file '$entry' must be '<size>:<modification time>:<path>'")
+      }
+    }
 
     def abort(why: String): Seq[Row] = {
       fs.delete(staging, true)
       Seq(Row(s"aborted: $why", 0L, 0L, 0L, 0L))
     }
 
-    if (!fs.exists(staging)) return Seq(Row("aborted: nothing staged", 0L, 0L, 0L, 0L))
-    val current = dataFiles(spark, t)
-    if (fingerprint(current) != expectedFingerprint) {
-      return abort("the table's files changed since the recluster read them (a concurrent write); " +
-        "nothing was changed, the next recluster will start over")
+    TableLease.check(leaseToken, s"recluster of $tableName")
+    val root = fs.makeQualified(location(t))
+    if (fs.makeQualified(staging.getParent) != root) {
+      return abort(s"the table's location changed to $root since the recluster staged its files; nothing was changed")
     }
-    val byPath = current.map(f => f.filePath -> f).toMap
-    val missing = replaced.filterNot(byPath.contains)
-    if (missing.nonEmpty) {
-      return abort(s"${missing.size} file(s) to replace are not data files of the table, e.g. ${missing.head}")
+    if (!fs.exists(staging)) return Seq(Row("aborted: the staged files are gone (removed by another process); " +
+      "nothing was changed", 0L, 0L, 0L, 0L))
+    val staged = visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
+    val stagedBytes = staged.map(_._3).sum
+    if (stagedBytes != validatedBytes) {
+      return abort(s"the staged files (${staged.size} files, $stagedBytes bytes) are not the ones validated " +
+        s"($validatedBytes bytes); nothing was changed")
+    }
+    val current = dataFiles(spark, t).map(f => f.filePath -> f).toMap
+    val changed = expected.filterNot { case (path, size, mtime) =>
+      current.get(path).exists(f => f.size == size && f.modificationTime == mtime)
+    }
+    if (changed.nonEmpty) {
+      return abort(s"${changed.size} file(s) it rewrote changed or vanished since the recluster read them " +
+        s"(a concurrent write), e.g. ${changed.head._1}; nothing was changed, the next recluster starts over")
     }
 
     // Staged files keep their partition directory; they land in the partition's own location.
     val partitions = partitionLocations(spark, t)
-    val staged = visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
-    val moves = staged.sortBy(_._1.toString).zipWithIndex.map { case ((from, rel, _), i) =>
+    val moves = staged.sortBy(_._1.toString).zipWithIndex.map { case ((from, rel, size), i) =>
       val dir = partitions.getOrElse(rel, throw new IllegalStateException(
         s"spark_clustering: staged partition '$rel' is not a partition of $tableName"))
       val name = from.getName
       val suffix = name.indexOf('.') match { case -1 => "" case k => name.substring(k) }
-      Move(from, new Path(dir, f"$filePrefix-$i%05d$suffix"))
+      Move(from, new Path(dir, f"$filePrefix-$i%05d$suffix"), size)
     }
-    val deletes = replaced.map(p => Delete(byPath(p).path))
+    val deletes = expected.map { case (path, _, _) => Delete(current(path).path) }
 
-    pausePoint(pauseAt, "before_manifest")
-    writeManifest(conf, staging, moves.toSeq ++ deletes)
-    pausePoint(pauseAt, "after_manifest")
-    applySteps(conf, moves.toSeq ++ deletes, pauseAt)
-    fs.delete(staging, true)
-    refreshTable(spark, t)
-    Seq(Row("committed", moves.size.toLong, deletes.size.toLong, staged.map(_._3).sum,
-      replaced.map(p => byPath(p).size).sum))
+    pausePoint(spark, "before_manifest")
+    TableLease.check(leaseToken, s"recluster of $tableName")
+    writeManifest(conf, staging, moves ++ deletes)
+    pausePoint(spark, "after_manifest")
+    val outcome = applySteps(spark, conf, staging, moves ++ deletes)
+    outcome match {
+      case _: RolledForward =>
+        fs.delete(staging, true)
+        refreshTable(spark, t)
+        Seq(Row("committed", moves.size.toLong, deletes.size.toLong, stagedBytes,
+          expected.map(_._2).sum))
+      case RolledBack(why) =>
+        fs.delete(staging, true)
+        refreshTable(spark, t)
+        Seq(Row(s"rolled back: $why; nothing was changed", 0L, 0L, 0L, 0L))
+      case d: Damaged =>
+        refreshTable(spark, t)
+        throw SparkClusteringErrors.invalidArgument("recluster_commit", d.describe)
+    }
   }
 }
 
-/** `select * from recluster_recover('db.t')`: finish (manifest present) or roll back (absent)
- *  every interrupted commit of the table; one row per staging directory (run_id, action). */
-case class ReclusterRecover(tableName: String) extends LeafRunnableCommand {
+/** `select * from recluster_recover('db.t', lease_token, extra_staging_dir)`: finish (manifest
+ *  present) or roll back (absent) every interrupted commit of the table, plus `extra_staging_dir`
+ *  (the location of a leftover staging table, e.g. under the table's previous location; '' for
+ *  none). One row per staging directory (run_id, action). Only the lease holder recovers, so no
+ *  live writer's staging is ever touched. */
+case class ReclusterRecover(tableName: String, leaseToken: String, extraStagingDir: String)
+    extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("run_id", StringType, nullable = false)(),
     AttributeReference("action", StringType, nullable = false)())
@@ -306,24 +398,99 @@ case class ReclusterRecover(tableName: String) extends LeafRunnableCommand {
   import ReclusterFiles._
 
   override def run(spark: SparkSession): Seq[Row] = {
+    TableLease.check(leaseToken, s"recovery of $tableName")
     val t = table(spark, tableName)
     val conf = hadoopConf(spark)
     val root = location(t)
     val fs = root.getFileSystem(conf)
-    if (!fs.exists(root)) return Seq.empty
-    val rows = fs.listStatus(root).filter(s => s.isDirectory && s.getPath.getName.startsWith(StagingPrefix))
-      .sortBy(_.getPath.getName).map { s =>
-        val runId = s.getPath.getName.stripPrefix(StagingPrefix)
-        val action = readManifest(conf, s.getPath) match {
-          case Some(steps) =>
-            val applied = applySteps(conf, steps, pauseAt = "")
-            s"rolled forward (${applied.moved} files moved, ${applied.deleted} deleted)"
-          case None => "rolled back (staged files deleted)"
-        }
-        fs.delete(s.getPath, true)
-        Row(runId, action)
-      }.toSeq
+    val found = if (!fs.exists(root)) Seq.empty else fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath)
+    val extra = Option(extraStagingDir).filter(_.nonEmpty).map(new Path(_))
+      .filter(p => p.getName.startsWith(StagingPrefix) && p.getFileSystem(conf).exists(p))
+    val staging = (found.filter(_.getName.startsWith(StagingPrefix)) ++ extra)
+      .map(p => p.getFileSystem(conf).makeQualified(p)).distinct.sortBy(_.getName)
+    val rows = staging.map { dir =>
+      val runId = dir.getName.stripPrefix(StagingPrefix)
+      val action = readManifest(conf, dir) match {
+        case Some(steps) =>
+          val outcome = applySteps(spark, conf, dir, steps)
+          if (!outcome.isInstanceOf[Damaged]) dir.getFileSystem(conf).delete(dir, true)
+          outcome.describe
+        case None =>
+          dir.getFileSystem(conf).delete(dir, true)
+          "rolled back (staged files deleted)"
+      }
+      Row(runId, action)
+    }
+    // journals kept after damage are reported on every recovery until someone deletes them
+    val damaged = found.filter(_.getName.startsWith(DamagedPrefix)).map { dir =>
+      Row(dir.getName.stripPrefix(DamagedPrefix), s"damaged commit kept for inspection at $dir " +
+        "(files were removed behind spark_clustering's back); delete that directory once inspected")
+    }
     if (rows.nonEmpty) refreshTable(spark, t)
-    rows
+    rows ++ damaged
+  }
+}
+
+/** `select * from table_lease_acquire('db.t', owner, wait_seconds, scope)`: take the table's lease
+ *  (scope 'name': the table name only, for a rebuild that replaces the table; 'table': the name and
+ *  the table's location, for a rewrite of its files). One row (lease_token, waited_ms). */
+case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Double, scope: String)
+    extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("lease_token", StringType, nullable = false)(),
+    AttributeReference("waited_ms", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val dirs = scope match {
+      case "name" => Seq(ReclusterFiles.nameLeaseDir(spark, tableName))
+      case "table" => Seq(ReclusterFiles.nameLeaseDir(spark, tableName),
+        ReclusterFiles.locationLeaseDir(ReclusterFiles.table(spark, tableName)))
+      case other => throw SparkClusteringErrors.invalidArgument("table_lease_acquire",
+        s"scope '$other' must be 'name' or 'table'")
+    }
+    val (token, waited) = TableLease.acquire(spark, ReclusterFiles.hadoopConf(spark), dirs, owner,
+      (waitSeconds * 1000).toLong, s"table $tableName")
+    Seq(Row(token, waited))
+  }
+}
+
+/** `select * from table_lease_release(token_or_owner_prefix, by_owner)`: give up one lease (by
+ *  token) or every lease of this driver whose owner starts with the prefix. One row (released). */
+case class TableLeaseRelease(key: String, byOwner: Boolean) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(AttributeReference("released", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(Row(if (byOwner) TableLease.releaseOwned(key).toLong else if (TableLease.release(key)) 1L else 0L))
+}
+
+/** `select * from drop_sidecar_table('db.t__sc_backup')`: drop one of the package's own sidecar
+ *  tables (`__sc_backup`, `__sc_staging`, `__sc_recluster`) together with its files, which DROP
+ *  keeps for an external table (a `location_root` build). One row (location, deleted). */
+case class DropSidecarTable(tableName: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("location", StringType, nullable = true)(),
+    AttributeReference("deleted", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    if (!tableName.matches("(?i).*__sc_(backup|staging|recluster)`?")) {
+      throw SparkClusteringErrors.invalidArgument("drop_sidecar_table",
+        s"'$tableName' is not a spark_clustering sidecar table (<name>__sc_backup, __sc_staging or __sc_recluster)")
+    }
+    val session = ReclusterFiles.classic(spark)
+    val ident = session.sessionState.sqlParser.parseTableIdentifier(tableName)
+    val catalog = session.sessionState.catalog
+    if (!catalog.tableExists(ident)) return Seq(Row(null, 0L))
+    val t = catalog.getTableMetadata(ident)
+    val loc = ReclusterFiles.location(t)
+    catalog.dropTable(ident, ignoreIfNotExists = true, purge = true)
+    val fs = loc.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    // never the live table's data: its location must not lie inside the sidecar's
+    val live = ident.copy(table = ident.table.replaceAll("(?i)__sc_(backup|staging|recluster)$", ""))
+    val liveLocation = if (catalog.tableExists(live)) Some(fs.makeQualified(ReclusterFiles.location(
+      catalog.getTableMetadata(live))).toString) else None
+    val qualified = fs.makeQualified(loc).toString
+    val inside = liveLocation.exists(l => l == qualified || l.startsWith(qualified.stripSuffix("/") + "/"))
+    val deleted = if (!inside && fs.exists(loc) && fs.delete(loc, true)) 1L else 0L
+    Seq(Row(loc.toString, deleted))
   }
 }

@@ -37,4 +37,16 @@ object SparkClusteringErrors {
 
   /** A bad argument of a recluster table function (they run on the driver, not in codegen). */
   def invalidArgument(function: String, message: String): RuntimeException = runtime(s"$function: $message")
+
+  /** Another writer holds the table's lease and the wait ran out. */
+  def leaseBusy(what: String, holder: String, waitedSeconds: Double, ttlSeconds: Long): RuntimeException = runtime(
+    f"spark_clustering: $what is being written by $holder; waited $waitedSeconds%.1f s. Run again when it has " +
+      "finished, or wait longer (config cluster_lease_wait_seconds, or var spark_clustering_lease_wait_seconds). " +
+      s"If that run is gone (its process killed), its lease expires by itself within $ttlSeconds s of its last " +
+      "renewal (spark.sparkclustering.lease.ttlSeconds); a dead process on the same host frees it at once.")
+
+  /** The writer no longer holds its lease at a commit point: it stops without committing. */
+  def leaseLost(what: String, why: String): RuntimeException = runtime(
+    s"spark_clustering: $what: lost the table's lease before committing ($why); nothing was committed " +
+      "and the table is unchanged. Run again.")
 }

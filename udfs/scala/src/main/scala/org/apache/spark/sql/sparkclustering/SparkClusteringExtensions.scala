@@ -61,20 +61,47 @@ object ReclusterTableFunctions {
         ReclusterDataFiles(string("recluster_data_files", args(0), "table"))
       }),
     (FunctionIdentifier("recluster_commit"),
-      info("recluster_commit", "recluster_commit(table, run_id, file_prefix, expected_fingerprint, " +
-        "replaced_files, pause_at) - swap staged files for replaced ones"),
+      info("recluster_commit", "recluster_commit(table, lease_token, staging_dir, file_prefix, " +
+        "validated_bytes, replaced_files) - swap validated staged files for the replaced ones"),
       args => {
         val f = "recluster_commit"
-        arity(f, args, 6, "recluster_commit(table, run_id, file_prefix, fingerprint, array(paths), pause_at)")
-        ReclusterCommit(string(f, args(0), "table"), string(f, args(1), "run_id"),
-          string(f, args(2), "file_prefix"), string(f, args(3), "expected_fingerprint"),
-          strings(f, args(4), "replaced_files"), string(f, args(5), "pause_at"))
+        arity(f, args, 6, "recluster_commit(table, lease_token, staging_dir, file_prefix, validated_bytes, " +
+          "array('<size>:<mtime>:<path>', ...))")
+        ReclusterCommit(string(f, args(0), "table"), string(f, args(1), "lease_token"),
+          string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"),
+          string(f, args(4), "validated_bytes").toLong, strings(f, args(5), "replaced_files"))
       }),
     (FunctionIdentifier("recluster_recover"),
-      info("recluster_recover", "recluster_recover(table) - finish or roll back interrupted commits"),
+      info("recluster_recover", "recluster_recover(table, lease_token, extra_staging_dir) - finish or roll " +
+        "back interrupted commits"),
       args => {
-        arity("recluster_recover", args, 1, "recluster_recover('db.table')")
-        ReclusterRecover(string("recluster_recover", args(0), "table"))
+        val f = "recluster_recover"
+        arity(f, args, 3, "recluster_recover('db.table', lease_token, extra_staging_dir)")
+        ReclusterRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
+          string(f, args(2), "extra_staging_dir"))
+      }),
+    (FunctionIdentifier("table_lease_acquire"),
+      info("table_lease_acquire", "table_lease_acquire(table, owner, wait_seconds, scope) - take the table's " +
+        "writer lease (scope 'name' or 'table'), waiting up to wait_seconds for its holder"),
+      args => {
+        val f = "table_lease_acquire"
+        arity(f, args, 4, "table_lease_acquire('db.table', owner, wait_seconds, 'name' | 'table')")
+        TableLeaseAcquire(string(f, args(0), "table"), string(f, args(1), "owner"),
+          string(f, args(2), "wait_seconds").toDouble, string(f, args(3), "scope"))
+      }),
+    (FunctionIdentifier("table_lease_release"),
+      info("table_lease_release", "table_lease_release(token_or_owner_prefix, by_owner) - give a lease up"),
+      args => {
+        val f = "table_lease_release"
+        arity(f, args, 2, "table_lease_release(lease_token, false) or table_lease_release(owner_prefix, true)")
+        TableLeaseRelease(string(f, args(0), "token_or_owner_prefix"), string(f, args(1), "by_owner").toBoolean)
+      }),
+    (FunctionIdentifier("drop_sidecar_table"),
+      info("drop_sidecar_table", "drop_sidecar_table(table) - drop a __sc_backup/__sc_staging/__sc_recluster " +
+        "table with its files"),
+      args => {
+        arity("drop_sidecar_table", args, 1, "drop_sidecar_table('db.t__sc_backup')")
+        DropSidecarTable(string("drop_sidecar_table", args(0), "table"))
       })
   )
 }

@@ -1,0 +1,159 @@
+"""No row lost or duplicated when writers race: the recluster file protocol (table lease, recovery,
+commit proofs) played by two threads of one Spark and by a second Spark in another process (its own
+metastore, the same table directory: two catalogs over one location) that is `kill -9`ed at random
+moments, with random delays between every step. Every round checks the exact row multiset (count +
+two order-independent checksums) while it holds the lease; see harness/commit_race.py."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.commit_race import Writer
+from harness.paths import INTEGRATION_TESTS, WORK
+from harness.recluster_case import location
+
+THREAD_ROUNDS = 100
+PROCESS_ROUNDS = 40
+
+
+@pytest.fixture(scope="module")
+def s(spark, dbt_schema):
+    spark.sql(f"create database if not exists {dbt_schema}")
+    return dbt_schema
+
+
+def make_table(spark, table: str, files: int = 12, rows_per_file: int = 100) -> tuple:
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"""create table {table} using parquet as
+        select /*+ REPARTITION({files}) */ id, pmod(xxhash64(id), 1000) as a, concat('r', id) as b
+        from range({files * rows_per_file})""")
+    return Writer(spark, table, location(spark, table), "setup", 0).rows()
+
+
+def leftovers(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith(("_sc_recluster_", "_sc_damaged_")))
+
+
+def run_threads(writers, expected, rounds):
+    errors: list[BaseException] = []
+    counts: dict[str, int] = {}
+
+    def play(w):
+        try:
+            for _ in range(rounds):
+                action = w.round(expected)
+                counts[action] = counts.get(action, 0) + 1
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=play, args=(w,)) for w in writers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors, counts
+
+
+def test_two_threads_commit_recover_and_crash_at_random(spark, s):
+    table = f"{s}.race_threads"
+    expected = make_table(spark, table)
+    root = location(spark, table)
+    writers = [Writer(spark, table, root, f"thread-{i}", seed=100 + i) for i in range(2)]
+    start = time.monotonic()
+    errors, counts = run_threads(writers, expected, THREAD_ROUNDS)
+    assert not errors, str(errors[0])[:4000]
+    # a last round recovers whatever the last crash left
+    final = Writer(spark, table, root, "final", 1)
+    token = final.acquire()
+    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
+    final.release(token)
+    assert final.rows() == expected
+    assert leftovers(root) == []
+    print(f"[commit races] threads: {2 * THREAD_ROUNDS} rounds in {time.monotonic() - start:.0f}s {json.dumps(counts)}")
+    for action in ["commit", "recover", "abandon", "crash_mid_commit", "stale_token"]:
+        assert counts.get(action, 0) >= 3, counts
+
+
+def start_child(plan: dict) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "harness.commit_race", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def test_two_catalogs_over_one_location_with_a_process_killed_at_random(spark, s):
+    """The test's Spark and a child Spark (own metastore, external table over the same directory)
+    race; the child is killed with SIGKILL at a random moment of its rounds twice and started again.
+    A killed writer's lease is freed at once (dead pid on this host); what it left is recovered by
+    whoever takes the lease next."""
+    table = f"{s}.race_catalogs"
+    expected = make_table(spark, table)
+    root = location(spark, table)
+    rng = random.Random(7)
+    work = WORK / f"commit-race-{os.getpid()}"
+    stop = threading.Event()
+    errors, counts = [], {}
+    parent = Writer(spark, table, root, "parent", seed=300)
+
+    def play():
+        try:
+            while not stop.is_set():
+                action = parent.round(expected)
+                counts[action] = counts.get(action, 0) + 1
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    thread = threading.Thread(target=play)
+    thread.start()
+    outputs, kills = [], 0
+    try:
+        for life in range(3):
+            plan = {"work": str(work), "table": "race.t", "location": str(root), "rounds": PROCESS_ROUNDS,
+                    "seed": 400 + life, "expected": list(expected)}
+            proc = start_child(plan)
+            lines: list[str] = []
+            pump = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+            pump.start()
+            if life < 2:
+                # kill it somewhere in its rounds: after a random number of them, mid-round
+                target = rng.randint(3, 15)
+                deadline = time.monotonic() + 300
+                while proc.poll() is None and time.monotonic() < deadline and \
+                        sum("commit_race: round" in x for x in lines) < target:
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0, 0.3))
+                os.killpg(proc.pid, signal.SIGKILL)
+                kills += 1
+            code = proc.wait(timeout=600)
+            pump.join(timeout=10)
+            outputs.append("".join(lines))
+            if life < 2:
+                assert code == -signal.SIGKILL, outputs[-1][-3000:]
+                assert sum("commit_race: round" in x for x in lines) >= 3, outputs[-1][-3000:]
+            else:
+                assert code == 0 and "commit_race: done" in outputs[-1], outputs[-1][-4000:]
+    finally:
+        stop.set()
+        thread.join()
+        shutil.rmtree(work, ignore_errors=True)
+    assert not errors, str(errors[0])[:4000]
+    final = Writer(spark, table, root, "final", 1)
+    token = final.acquire()
+    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
+    final.release(token)
+    assert final.rows() == expected
+    assert leftovers(root) == []
+    child_rounds = sum(o.count("commit_race: round") for o in outputs)
+    print(f"[commit races] two catalogs: parent {sum(counts.values())} rounds {json.dumps(counts)}, "
+          f"child {child_rounds} rounds, {kills} kills")
+    assert child_rounds >= PROCESS_ROUNDS + 6 and sum(counts.values()) >= 10, (child_rounds, counts)

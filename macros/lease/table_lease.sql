@@ -1,0 +1,50 @@
+{#- The writer lease of a table (the jar's table_lease_acquire / table_lease_release): one writer
+    of the package at a time per table, so recovery never touches a live writer's staging and two
+    reclusters (or a recluster and a rebuild) never commit over each other. Private helpers. -#}
+
+{#- Take the lease of `relation` and return its token; none when the extension is not loaded (the
+    pure-SQL path has no file-system access: docs/concurrency.md says what that leaves unguarded).
+    scope 'name': the table name (a rebuild that replaces the table); 'table': name + location (a
+    rewrite of its files). Waits up to cluster_lease_wait_seconds (var
+    spark_clustering_lease_wait_seconds overrides; default 300) for the holder, then stops with
+    an error naming it. -#}
+{% macro _table_lease_acquire(relation, scope, what, wait_seconds=none) %}
+    {%- if not spark_clustering._has_lease_functions() -%}{{ return(none) }}{%- endif -%}
+    {%- set wait = var('spark_clustering_lease_wait_seconds', none) -%}
+    {%- if wait is none -%}{%- set wait = wait_seconds -%}{%- endif -%}
+    {%- if wait is none -%}{%- set wait = 300 -%}{%- endif -%}
+    {%- if wait is not number or wait is boolean or wait < 0 -%}
+        {{ spark_clustering.config_error('cluster_lease_wait_seconds', wait, 'use a number of seconds >= 0 (0: do not wait)') }}
+    {%- endif -%}
+    {%- set owner = 'dbt ' ~ invocation_id ~ ' ' ~ what -%}
+    {%- set row = run_query("select lease_token, waited_ms from table_lease_acquire("
+        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'lease') ~ ", "
+        ~ spark_clustering._sql_literal(owner, 'lease') ~ ", '" ~ wait ~ "', '" ~ scope ~ "')").rows[0] -%}
+    {%- if row[1] > 1000 -%}
+        {{ log('spark_clustering: ' ~ what ~ ': waited ' ~ (row[1] / 1000) | round(1) ~ ' s for the lease of ' ~ relation, info=true) }}
+    {%- endif -%}
+    {{ return(row[0]) }}
+{% endmacro %}
+
+
+{% macro _table_lease_release(token) %}
+    {%- if token -%}
+        {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal(token, 'lease') ~ ", 'false')") -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- on-run-end (dbt_project.yml): a run that failed between taking and giving up a lease gives it
+    up here, so a long-lived Spark (Thrift server, notebook) does not keep renewing it. -#}
+{% macro _release_run_leases() %}
+    {%- if execute and spark_clustering._has_lease_functions() -%}
+        {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal('dbt ' ~ invocation_id ~ ' ', 'lease') ~ ", 'true')") -%}
+    {%- endif -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro _has_lease_functions() %}
+    {%- if target.type not in ['spark', 'databricks'] -%}{{ return(false) }}{%- endif -%}
+    {{ return(run_query("show functions like 'table_lease_acquire'").rows | length > 0) }}
+{% endmacro %}

@@ -1,0 +1,307 @@
+package org.apache.spark.sql.sparkclustering
+
+import java.io.FileNotFoundException
+import java.lang.ref.WeakReference
+import java.net.InetAddress
+import java.nio.charset.StandardCharsets
+import java.time.Instant
+import java.util.UUID
+import java.util.concurrent.{ConcurrentHashMap, Executors, ThreadFactory, TimeUnit}
+
+import scala.jdk.CollectionConverters._
+import scala.util.Try
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileAlreadyExistsException, FileSystem, Path}
+
+import org.apache.spark.sql.SparkSession
+
+/**
+ * A lease per table: at most one writer of the package (clustered_table, recluster, recovery) works
+ * on a table at a time, and recovery never touches staging that a live writer owns.
+ *
+ * A lease is a directory of generation files `lease.<n>`; the newest generation is the lease. To
+ * take it a writer creates `lease.<n+1>` with create-if-absent (`overwrite=false`), which exactly
+ * one writer wins, and only when `lease.<n>` is gone, released, expired, or held by a dead process
+ * on this host. The holder rewrites its file with a later expiry every ttl/4 from a daemon thread
+ * of the driver that holds it, so a process that dies stops renewing and its lease expires after
+ * the ttl (at once for a dead pid on the same host). Renewal also stops when the SparkSession that
+ * took the lease is gone (a closed Thrift session) or after `maxHoldSeconds`, so a client that
+ * vanished mid-run cannot block a table forever.
+ *
+ * Before its commit point the holder checks that its generation is still the newest and has at
+ * least ttl/2 left, so a writer that lost its lease (paused longer than the ttl) aborts instead of
+ * racing the new holder.
+ */
+object TableLease {
+
+  val FilePrefix = "lease."
+
+  case class Holder(token: String, owner: String, host: String, pid: Long, appId: String,
+      acquiredMs: Long, expiresMs: Long) {
+    def describe: String =
+      s"$owner (host $host, pid $pid, Spark application $appId, since ${Instant.ofEpochMilli(acquiredMs)}, " +
+        s"lease expires ${Instant.ofEpochMilli(expiresMs)} unless renewed)"
+  }
+
+  private case class Held(files: Seq[Path], holder: Holder, conf: Configuration,
+      session: WeakReference[SparkSession], ttlMs: Long, maxHoldMs: Long) {
+    @volatile var lost: Option[String] = None
+    @volatile var renewedMs: Long = holder.acquiredMs
+  }
+
+  private val held = new ConcurrentHashMap[String, Held]()
+
+  private lazy val renewer = Executors.newSingleThreadScheduledExecutor(new ThreadFactory {
+    override def newThread(r: Runnable): Thread = {
+      val t = new Thread(r, "spark-clustering-lease-renewer")
+      t.setDaemon(true)
+      t
+    }
+  })
+  @volatile private var renewerStarted = false
+
+  lazy val host: String = Try(InetAddress.getLocalHost.getHostName).getOrElse("unknown")
+  lazy val pid: Long = ProcessHandle.current().pid()
+
+  def ttlMs(spark: SparkSession): Long =
+    (spark.conf.get("spark.sparkclustering.lease.ttlSeconds", "60").toDouble * 1000).toLong.max(1000L)
+
+  def maxHoldMs(spark: SparkSession): Long =
+    (spark.conf.get("spark.sparkclustering.lease.maxHoldSeconds", "21600").toDouble * 1000).toLong
+
+  // ---- file format: one `key<TAB>value` line per field --------------------------------------
+
+  private def encode(h: Holder): Array[Byte] =
+    Seq("token" -> h.token, "owner" -> h.owner.replaceAll("[\t\n]", " "), "host" -> h.host, "pid" -> h.pid.toString,
+      "app_id" -> h.appId, "acquired_ms" -> h.acquiredMs.toString, "expires_ms" -> h.expiresMs.toString)
+      .map { case (k, v) => s"$k\t$v" }.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8)
+
+  private def decode(bytes: Array[Byte]): Option[Holder] = Try {
+    val m = new String(bytes, StandardCharsets.UTF_8).split("\n").filter(_.contains("\t"))
+      .map { l => val i = l.indexOf('\t'); l.substring(0, i) -> l.substring(i + 1) }.toMap
+    Holder(m("token"), m("owner"), m("host"), m("pid").toLong, m("app_id"), m("acquired_ms").toLong,
+      m("expires_ms").toLong)
+  }.toOption
+
+  /** The lease files' file system; on a local disk the raw one, without `.crc` sidecars that a
+   *  reader could catch half-written. */
+  private def fsOf(p: Path, conf: Configuration): FileSystem = p.getFileSystem(conf) match {
+    case c: org.apache.hadoop.fs.ChecksumFileSystem => c.getRawFileSystem
+    case other => other
+  }
+
+  /** The holder written in a lease file; None while it is being (re)written or when it is gone. */
+  private def read(fs: FileSystem, file: Path): Option[Holder] = Try {
+    val in = fs.open(file)
+    try decode(in.readAllBytes()) finally in.close()
+  }.toOption.flatten
+
+  private def generation(p: Path): Option[Long] = {
+    val name = p.getName
+    if (name.startsWith(FilePrefix)) Try(name.stripPrefix(FilePrefix).toLong).toOption else None
+  }
+
+  private def generations(fs: FileSystem, dir: Path): Seq[(Long, Path)] =
+    if (!fs.exists(dir)) Seq.empty
+    else fs.listStatus(dir).toSeq.flatMap(s => generation(s.getPath).map(_ -> s.getPath)).sortBy(_._1)
+
+  /** The holder of a lease file: Some(holder) while it is live, None when it may be taken. */
+  private def liveHolder(fs: FileSystem, file: Path, ttl: Long, now: Long): Option[Option[Holder]] = {
+    val status = try fs.getFileStatus(file) catch { case _: FileNotFoundException => return None }
+    read(fs, file) match {
+      // being written (create, then write): live while it is young
+      case None => if (now - status.getModificationTime < ttl) Some(None) else None
+      case Some(h) if h.expiresMs <= now => None
+      case Some(h) if h.host == host && h.pid != pid && !ProcessHandle.of(h.pid).isPresent => None
+      case Some(h) => Some(Some(h))
+    }
+  }
+
+  /** Create `file` only if it does not exist, atomically: O_EXCL on a local disk (Hadoop's local
+   *  create checks, then creates), the NameNode's create on HDFS, a conditional PUT on S3A with
+   *  `fs.s3a.create.conditional.enabled` (docs/concurrency.md). Throws FileAlreadyExistsException. */
+  private def createExclusive(fs: FileSystem, file: Path, h: Holder): Unit = fs match {
+    case local: org.apache.hadoop.fs.RawLocalFileSystem =>
+      try java.nio.file.Files.write(local.pathToFile(file).toPath, encode(h),
+        java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)
+      catch { case _: java.nio.file.FileAlreadyExistsException => throw new FileAlreadyExistsException(file.toString) }
+    case _ =>
+      val out = fs.create(file, false)
+      try out.write(encode(h)) finally out.close()
+  }
+
+  /** Rewrite an existing lease file; never creates it (or its directory) anew. */
+  private def rewrite(fs: FileSystem, file: Path, h: Holder): Unit = fs match {
+    case local: org.apache.hadoop.fs.RawLocalFileSystem =>
+      java.nio.file.Files.write(local.pathToFile(file).toPath, encode(h),
+        java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)
+    case _ =>
+      val out = fs.createNonRecursive(file, true, 4096, fs.getDefaultReplication(file), fs.getDefaultBlockSize(file), null)
+      try out.write(encode(h)) finally out.close()
+  }
+
+  /**
+   * Take the lease of every directory in `dirs` (in order) for `owner`, waiting up to `waitMs` for a
+   * live holder; returns (token, milliseconds waited). Throws, naming the holder, when the wait
+   * runs out; then no lease is held.
+   */
+  def acquire(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
+      what: String): (String, Long) = {
+    val ttl = ttlMs(spark)
+    val start = System.currentTimeMillis()
+    val token = UUID.randomUUID().toString
+    val appId = Try(spark.sparkContext.applicationId).getOrElse("unknown")
+    val taken = scala.collection.mutable.ArrayBuffer[Path]()
+    def holder(now: Long) = Holder(token, owner, host, pid, appId, start, now + ttl)
+    try {
+      dirs.foreach { dir =>
+        val fs = fsOf(dir, conf)
+        var file: Option[Path] = None
+        while (file.isEmpty) {
+          val now = System.currentTimeMillis()
+          val gens = generations(fs, dir)
+          val live = gens.lastOption.flatMap { case (_, p) => liveHolder(fs, p, ttl, now) }
+          if (live.flatten.exists(h => releaseIfLeftOver(spark, h, owner))) {
+            // released: look again
+          } else live match {
+            case Some(h) =>
+              val waited = now - start
+              if (waited >= waitMs) {
+                throw SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
+                  waited / 1000.0, ttl / 1000)
+              }
+              Thread.sleep(math.min(500L, math.max(50L, waitMs - waited)))
+            case None =>
+              val next = new Path(dir, FilePrefix + (gens.lastOption.map(_._1).getOrElse(0L) + 1))
+              fs.mkdirs(dir)
+              try {
+                createExclusive(fs, next, holder(now))
+                file = Some(next)
+                // older generations are expired or released: the newest one is the lease
+                gens.foreach { case (_, p) => Try(fs.delete(p, false)) }
+              } catch {
+                case _: FileAlreadyExistsException => // another writer won this generation: look again
+                case e: java.io.IOException if fs.exists(next) && !mine(fs, next, token) => // same, other stores
+              }
+          }
+        }
+        taken += file.get
+      }
+    } catch {
+      case e: Throwable =>
+        taken.foreach(p => Try(fsOf(p, conf).delete(p, false)))
+        throw e
+    }
+    held.put(token, Held(taken.toSeq, holder(System.currentTimeMillis()), conf, new WeakReference(spark), ttl,
+      maxHoldMs(spark)))
+    startRenewer()
+    (token, System.currentTimeMillis() - start)
+  }
+
+  /** dbt runs its invocations one after another on an embedded session, so a lease that another
+   *  dbt invocation took through this very SparkSession is a leftover of a run that failed without
+   *  giving it up (a run-operation has no on-run-end): release it instead of waiting for it. */
+  private def releaseIfLeftOver(spark: SparkSession, h: Holder, owner: String): Boolean = {
+    def invocation(o: String) = if (o.startsWith("dbt ")) o.split(" ").lift(1) else None
+    Option(held.get(h.token)).exists { local =>
+      val leftOver = (local.session.get() eq spark) && invocation(h.owner).isDefined &&
+        invocation(owner).isDefined && invocation(h.owner) != invocation(owner)
+      if (leftOver) {
+        System.err.println(s"spark_clustering: releasing a lease left over by an earlier dbt run: ${h.describe}")
+        release(h.token)
+      }
+      leftOver
+    }
+  }
+
+  private def mine(fs: FileSystem, file: Path, token: String): Boolean = read(fs, file).exists(_.token == token)
+
+  private def startRenewer(): Unit = synchronized {
+    if (!renewerStarted) {
+      renewer.scheduleWithFixedDelay(() => renewAll(), 250L, 250L, TimeUnit.MILLISECONDS)
+      renewerStarted = true
+    }
+  }
+
+  private def renewAll(): Unit = held.asScala.foreach { case (token, h) => h.synchronized {
+    val now = System.currentTimeMillis()
+    if (h.session.get() == null || now - h.holder.acquiredMs > h.maxHoldMs) {
+      // the run that took it is gone: stop renewing, the lease expires after its ttl
+      held.remove(token)
+    } else if (now - h.renewedMs >= h.ttlMs / 4) {
+      h.renewedMs = now
+      h.files.foreach { file =>
+        Try {
+          val fs = fsOf(file, h.conf)
+          val newest = generations(fs, file.getParent).lastOption.map(_._2)
+          if (!newest.contains(file) || !mine(fs, file, token)) {
+            h.lost = Some(s"the lease $file was taken over (it had expired)")
+          } else {
+            // never recreate a directory that was removed (a dropped table)
+            rewrite(fs, file, h.holder.copy(expiresMs = now + h.ttlMs))
+          }
+        }.failed.foreach(e => h.lost = Some(s"the lease $file could not be renewed: ${e.getMessage}"))
+      }
+    }
+  }}
+
+  /** Throw unless `token` still holds its leases with at least half a ttl left (before a commit point). */
+  def check(token: String, what: String): Unit = {
+    val h = Option(held.get(token)).getOrElse(throw SparkClusteringErrors.leaseLost(what,
+      "this run holds no lease (released, or renewal stopped)"))
+    try checkHeld(h, token, what) catch {
+      // a writer that lost one of its leases stops: give up the rest too
+      case e: Throwable => release(token); throw e
+    }
+  }
+
+  private def checkHeld(h: Held, token: String, what: String): Unit = {
+    h.lost.foreach(why => throw SparkClusteringErrors.leaseLost(what, why))
+    val now = System.currentTimeMillis()
+    // the renewer rewrites these files: read them between its writes
+    h.synchronized {
+      h.files.foreach { file =>
+        val fs = fsOf(file, h.conf)
+        if (!fs.exists(file)) {
+          throw SparkClusteringErrors.leaseLost(what, s"the lease $file was removed: another writer overwrote or " +
+            "dropped the table's directory")
+        }
+        val newest = generations(fs, file.getParent).lastOption.map(_._2)
+        val current = read(fs, file)
+        if (!newest.contains(file) || !current.exists(_.token == token)) {
+          throw SparkClusteringErrors.leaseLost(what, s"the lease $file was taken over")
+        }
+        if (current.get.expiresMs - now < h.ttlMs / 2) {
+          throw SparkClusteringErrors.leaseLost(what, s"the lease $file was not renewed in time")
+        }
+      }
+    }
+  }
+
+  /** Give the lease up; a no-op for an unknown token. Returns whether anything was released. */
+  def release(token: String): Boolean = Option(held.remove(token)) match {
+    case None => false
+    case Some(h) => h.synchronized {
+      h.files.foreach { file =>
+        Try {
+          val fs = fsOf(file, h.conf)
+          if (mine(fs, file, token)) fs.delete(file, false)
+        }
+      }
+      true
+    }
+  }
+
+  /** Release every lease whose owner starts with `ownerPrefix` (dbt's on-run-end: a failed run's). */
+  def releaseOwned(ownerPrefix: String): Int =
+    held.asScala.toSeq.filter(_._2.holder.owner.startsWith(ownerPrefix)).count { case (t, _) => release(t) }
+
+  /** Who holds the lease of `dir` now, if anyone (for messages and tests). */
+  def holderOf(spark: SparkSession, conf: Configuration, dir: Path): Option[Holder] = {
+    val fs = fsOf(dir, conf)
+    generations(fs, dir).lastOption.flatMap { case (_, p) =>
+      liveHolder(fs, p, ttlMs(spark), System.currentTimeMillis()).flatten
+    }
+  }
+}
