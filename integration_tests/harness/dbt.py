@@ -32,9 +32,10 @@ class DbtRun:
     messages: list[str] = field(default_factory=list)
 
     def node_results(self) -> dict[str, Any]:
-        """node name -> RunResult, for `run`/`build`/`test`/`seed`."""
+        """node name -> RunResult, for `run`/`build`/`test`/`seed` (not hooks, e.g. the package's on-run-end)."""
         results = getattr(self.result, "results", None) or []
-        return {r.node.name: r for r in results if getattr(r, "node", None) is not None}
+        return {r.node.name: r for r in results
+                if getattr(r, "node", None) is not None and r.node.resource_type != "operation"}
 
 
 def _messages(result: Any, exception: BaseException | None) -> list[str]:

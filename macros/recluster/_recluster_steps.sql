@@ -167,15 +167,8 @@
     staging under a previous location of the table (the leftover staging table points there), then
     drop the leftover staging table. -#}
 {% macro _recluster_recover(relation, settings, lease) %}
-    {%- set staging = spark_clustering.sidecar_relation(relation, 'recluster') -%}
-    {%- set ns = namespace(extra='') -%}
-    {%- if adapter.get_relation(staging.database, staging.schema, staging.identifier) is not none -%}
-        {%- for row in run_query('describe table extended ' ~ staging).rows if (row[0] or '') | trim == 'Location' -%}
-            {%- set ns.extra = row[1] -%}
-        {%- endfor -%}
-    {%- endif -%}
     {%- for row in run_query("select run_id, action from recluster_recover('" ~ settings.table_name ~ "', '"
-                             ~ lease ~ "', " ~ spark_clustering._sql_literal(ns.extra, 'recluster') ~ ")").rows -%}
+                             ~ lease ~ "', '" ~ settings.table_name ~ "__sc_recluster')").rows -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ' ' ~ row[1], info=true) }}
     {%- endfor -%}
     {%- do run_query("select * from drop_sidecar_table('" ~ settings.table_name ~ "__sc_recluster')") -%}
@@ -397,7 +390,8 @@
 
     {% call statement('spark_clustering_recluster_source') -%}
         create or replace temporary view {{ source_view }} as
-        select * from {{ relation }} where _metadata.file_path in ({{ paths | join(', ') }})
+        select * from {{ relation }}
+        where {{ spark_clustering._metadata_column(settings.detail.columns) }}.file_path in ({{ paths | join(', ') }})
     {%- endcall %}
     {#- Files for the rewritten rows: the rows target, and the bytes target at the selection's own
         bytes per row; a fixed cluster_num_files is taken as the table's share. -#}

@@ -27,6 +27,9 @@
 
 {% macro spark__recluster(relation, final, columns, method) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- if final is not boolean -%}
+        {{ spark_clustering.config_error('final', final, 'use true or false (a boolean, not a string)', kind='argument') }}
+    {%- endif -%}
     {%- set outcome = spark_clustering._recluster_outcome(relation, final, columns, method) -%}
     {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
     {{ return('') }}
@@ -130,11 +133,10 @@
     {%- do outcome.update({'after': ns.state.summary, 'thresholds': ns.state.thresholds}) -%}
     {%- if ns.committed -%}
         {% call statement('spark_clustering_recluster_properties') -%}
-            alter table {{ relation }} set tblproperties (
-                'spark_clustering.cluster_by' = '{{ settings.cfg.cluster_by | join(",") }}',
-                'spark_clustering.method' = '{{ settings.cfg.method }}',
-                'spark_clustering.last_recluster' = '{{ modules.datetime.datetime.utcnow().isoformat() }}'
-            )
+            {{ spark_clustering._set_tblproperties_sql(relation, {
+                'spark_clustering.cluster_by': settings.cfg.cluster_by,
+                'spark_clustering.method': settings.cfg.method,
+                'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
         {%- endcall %}
     {%- endif -%}
     {%- do spark_clustering._table_lease_release(lease) -%}

@@ -384,12 +384,11 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
   }
 }
 
-/** `select * from recluster_recover('db.t', lease_token, extra_staging_dir)`: finish (manifest
- *  present) or roll back (absent) every interrupted commit of the table, plus `extra_staging_dir`
- *  (the location of a leftover staging table, e.g. under the table's previous location; '' for
- *  none). One row per staging directory (run_id, action). Only the lease holder recovers, so no
+/** `select * from recluster_recover('db.t', lease_token, 'db.t__sc_recluster')`: finish (manifest
+ *  present) or roll back (absent) every interrupted commit of the table, including the directory
+ *  of a leftover staging table (e.g. under the table's previous location). One row per staging directory (run_id, action). Only the lease holder recovers, so no
  *  live writer's staging is ever touched. */
-case class ReclusterRecover(tableName: String, leaseToken: String, extraStagingDir: String)
+case class ReclusterRecover(tableName: String, leaseToken: String, stagingTable: String)
     extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("run_id", StringType, nullable = false)(),
@@ -404,7 +403,12 @@ case class ReclusterRecover(tableName: String, leaseToken: String, extraStagingD
     val root = location(t)
     val fs = root.getFileSystem(conf)
     val found = if (!fs.exists(root)) Seq.empty else fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath)
-    val extra = Option(extraStagingDir).filter(_.nonEmpty).map(new Path(_))
+    // the leftover staging table of an interrupted run points at its staging directory, which may
+    // lie under a previous location of the table
+    val session = classic(spark)
+    val catalog = session.sessionState.catalog
+    val extra = Option(stagingTable).filter(_.nonEmpty).map(session.sessionState.sqlParser.parseTableIdentifier)
+      .filter(catalog.tableExists).map(ident => location(catalog.getTableMetadata(ident)))
       .filter(p => p.getName.startsWith(StagingPrefix) && p.getFileSystem(conf).exists(p))
     val staging = (found.filter(_.getName.startsWith(StagingPrefix)) ++ extra)
       .map(p => p.getFileSystem(conf).makeQualified(p)).distinct.sortBy(_.getName)

@@ -72,13 +72,13 @@ object ReclusterTableFunctions {
           string(f, args(4), "validated_bytes").toLong, strings(f, args(5), "replaced_files"))
       }),
     (FunctionIdentifier("recluster_recover"),
-      info("recluster_recover", "recluster_recover(table, lease_token, extra_staging_dir) - finish or roll " +
+      info("recluster_recover", "recluster_recover(table, lease_token, staging_table) - finish or roll " +
         "back interrupted commits"),
       args => {
         val f = "recluster_recover"
-        arity(f, args, 3, "recluster_recover('db.table', lease_token, extra_staging_dir)")
+        arity(f, args, 3, "recluster_recover('db.table', lease_token, 'db.table__sc_recluster')")
         ReclusterRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "extra_staging_dir"))
+          string(f, args(2), "staging_table"))
       }),
     (FunctionIdentifier("table_lease_acquire"),
       info("table_lease_acquire", "table_lease_acquire(table, owner, wait_seconds, scope) - take the table's " +

@@ -1,0 +1,194 @@
+"""Two real `dbt` processes on one table at once, through a real Spark Thrift Server (one metastore,
+as a team's scheduler and a developer share it): no row is lost or duplicated, and the second
+writer either waits for the first (the table's lease) or stops with a message naming the holder.
+
+The first process is held inside its recluster (test var spark_clustering_pause_at with
+spark_clustering_pause_seconds) so the second one is sure to start while the first holds the lease.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.paths import INTEGRATION_TESTS, REPO, WORK
+from harness.recluster_case import DATA_COLUMNS, ROW_SQL, MODEL
+from harness.thrift import ThriftServer
+
+pytestmark = pytest.mark.thrift
+
+SCHEMA = "it_concurrent"
+GATE = {"max_average_depth": 1.5}  # every multi-file layout fails: each run rewrites something
+DBT = REPO / ".venv" / "bin" / "dbt"
+
+
+@pytest.fixture(scope="module")
+def server():
+    work = WORK / f"concurrent-{os.getpid()}"
+    srv = ThriftServer(work).start()
+    yield srv
+    srv.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+class DbtProcess:
+    """`dbt <args>` in a process of its own (own target and log paths: two run at once)."""
+
+    def __init__(self, server, name: str, args: list[str], vars_: dict):
+        self.name = name
+        out = WORK / f"concurrent-{os.getpid()}" / name
+        out.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "SPARK_CLUSTERING_TARGET": "thrift", "SPARK_CLUSTERING_SCHEMA": SCHEMA,
+               "SPARK_CLUSTERING_THRIFT_HOST": server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(server.port),
+               "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONUNBUFFERED": "1"}
+        cmd = [str(DBT), *args, "--project-dir", str(INTEGRATION_TESTS), "--profiles-dir", str(INTEGRATION_TESTS),
+               "--target-path", str(out / "target"), "--log-path", str(out / "logs"), "--vars", json.dumps(vars_)]
+        self.proc = subprocess.Popen(cmd, cwd=INTEGRATION_TESTS, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.pump = threading.Thread(target=lambda: self.lines.extend(self.proc.stdout), daemon=True)
+        self.pump.start()
+
+    def wait_for(self, text: str, timeout: float = 240) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if any(text in line for line in self.lines):
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        pytest.fail(f"{self.name} never printed {text!r}:\n{self.output[-4000:]}")
+
+    def finish(self, timeout: float = 600) -> int:
+        code = self.proc.wait(timeout=timeout)
+        self.pump.join(timeout=10)
+        return code
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def errors(self) -> str:
+        """dbt's own lines (errors first), without the Java stack frames it echoes."""
+        lines = [x for x in self.lines if not x.lstrip().startswith("at ")]
+        return "".join([x for x in lines if "rror" in x][:10] + ["...\n"] + lines[-30:])
+
+
+def model_vars(alias, start, end, **extra):
+    return {"rc_alias": alias, "rc_start": start, "rc_end": end, "rc_file_rows": 2000, "rc_recluster": GATE, **extra}
+
+
+def rows_of(server, table) -> tuple[int, int, int]:
+    from pyhive import hive
+
+    cols = ", ".join(DATA_COLUMNS)
+    conn = hive.connect(host=server.host, port=server.port, username="dbt")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"refresh table {table}")
+        cur.execute(f"select count(*), coalesce(sum(cast(hash({cols}) as bigint)), 0), "
+                    f"coalesce(bit_xor(xxhash64({cols})), 0) from {table}")
+        return tuple(int(x) for x in cur.fetchall()[0])
+    finally:
+        conn.close()
+
+
+def expected_rows(server, ranges) -> tuple[int, int, int]:
+    from pyhive import hive
+
+    union = " union all ".join(f"{ROW_SQL} from range({a}, {b})" for a, b in ranges)
+    cols = ", ".join(DATA_COLUMNS)
+    conn = hive.connect(host=server.host, port=server.port, username="dbt")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"select count(*), coalesce(sum(cast(hash({cols}) as bigint)), 0), "
+                    f"coalesce(bit_xor(xxhash64({cols})), 0) from ({union})")
+        return tuple(int(x) for x in cur.fetchall()[0])
+    finally:
+        conn.close()
+
+
+def staging_left(server, table) -> list[str]:
+    from pyhive import hive
+
+    conn = hive.connect(host=server.host, port=server.port, username="dbt")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"describe table extended {table}")
+        loc = next(r[1] for r in cur.fetchall() if r[0] == "Location")
+        cur.execute(f"show tables in {SCHEMA}")
+        tables = [r[1] for r in cur.fetchall() if "__sc_" in r[1]]
+    finally:
+        conn.close()
+    root = Path(re.sub(r"^file:", "", loc))
+    return sorted(p.name for p in root.iterdir() if p.name.startswith(("_sc_recluster_", "_sc_damaged_"))) + tables
+
+
+def run(server, name, args, vars_) -> DbtProcess:
+    p = DbtProcess(server, name, args, vars_)
+    code = p.finish()
+    assert code == 0, p.errors()
+    return p
+
+
+def test_two_runs_of_one_recluster_model_second_waits_and_no_row_is_lost(server):
+    alias = "cc_twice"
+    table = f"{SCHEMA}.{alias}"
+    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 8000))
+    first = DbtProcess(server, "first", ["run", "--select", MODEL],
+                       model_vars(alias, 8000, 10000, spark_clustering_pause_at="after_validate",
+                                  spark_clustering_pause_seconds=12))
+    first.wait_for("spark_clustering: paused at after_validate")
+    # the second run appends (no lease needed: appends never conflict) and its recluster waits
+    second = DbtProcess(server, "second", ["run", "--select", MODEL], model_vars(alias, 10000, 11000))
+    assert first.finish() == 0, first.errors()
+    assert second.finish() == 0, second.errors()
+    assert "waited" in second.output and "for the lease of" in second.output, second.output[-3000:]
+    assert rows_of(server, table) == expected_rows(server, [(0, 11000)])
+    assert staging_left(server, table) == []
+
+
+def test_recluster_and_a_clustered_table_rebuild_of_the_same_table(server):
+    alias = "cc_rebuild"
+    table = f"{SCHEMA}.{alias}"
+    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
+    run(server, "append", ["run", "--select", MODEL], model_vars(alias, 6000, 8000, spark_clustering_recluster=False))
+    recluster = DbtProcess(server, "recluster", ["run-operation", "recluster", "--args",
+                                                 json.dumps({"relation": table})],
+                           model_vars(alias, 0, 0, spark_clustering_pause_at="after_validate",
+                                      spark_clustering_pause_seconds=12))
+    recluster.wait_for("spark_clustering: paused at after_validate")
+    rebuild = DbtProcess(server, "rebuild", ["run", "--select", MODEL],
+                         model_vars(alias, 0, 5000, rc_materialized="clustered_table", spark_clustering_recluster=False))
+    assert recluster.finish() == 0, recluster.errors()
+    assert rebuild.finish() == 0, rebuild.errors()
+    assert "waited" in rebuild.output, rebuild.output[-3000:]
+    # the rebuild came last: exactly its rows
+    assert rows_of(server, table) == expected_rows(server, [(0, 5000)])
+    assert staging_left(server, table) == []
+
+
+def test_second_writer_that_will_not_wait_stops_naming_the_holder(server):
+    alias = "cc_nowait"
+    table = f"{SCHEMA}.{alias}"
+    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
+    first = DbtProcess(server, "first", ["run", "--select", MODEL],
+                       model_vars(alias, 6000, 8000, spark_clustering_pause_at="after_validate",
+                                  spark_clustering_pause_seconds=10))
+    first.wait_for("spark_clustering: paused at after_validate")
+    second = DbtProcess(server, "second", ["run-operation", "recluster", "--args", json.dumps({"relation": table})],
+                        model_vars(alias, 0, 0, spark_clustering_lease_wait_seconds=1))
+    assert second.finish() != 0
+    assert first.finish() == 0, first.errors()
+    text = second.output
+    assert f"table {table} is being written by dbt" in text and "recluster" in text, text[-3000:]
+    assert "waited 1." in text and "cluster_lease_wait_seconds" in text, text[-3000:]
+    assert rows_of(server, table) == expected_rows(server, [(0, 8000)])
+    assert staging_left(server, table) == []
