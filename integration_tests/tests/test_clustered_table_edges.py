@@ -131,6 +131,8 @@ def test_location_root_builds_beside_the_live_table_and_swaps(spark, dbt, s, tmp
     # never overwritten while the new version is built.
     assert all(loc.startswith("file:" + root + "/located__sc_") for loc in locations), locations
     assert locations[0] != locations[1]
+    # ... and the previous version's directory goes with its table: exactly one data directory
+    assert sorted(p.name for p in (tmp_path / "external").iterdir()) == [locations[1].rsplit("/", 1)[1]]
 
 
 def test_config_errors_name_model_key_and_fix(dbt, s, spark):

@@ -23,7 +23,7 @@ from harness.paths import INTEGRATION_TESTS, WORK
 from harness.recluster_case import location
 
 THREAD_ROUNDS = 100
-PROCESS_ROUNDS = 40
+PROCESS_ROUNDS = 25
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +157,104 @@ def test_two_catalogs_over_one_location_with_a_process_killed_at_random(spark, s
     print(f"[commit races] two catalogs: parent {sum(counts.values())} rounds {json.dumps(counts)}, "
           f"child {child_rounds} rounds, {kills} kills")
     assert child_rounds >= PROCESS_ROUNDS + 6 and sum(counts.values()) >= 10, (child_rounds, counts)
+
+
+# ---- the commit's proofs, one adversary at a time ------------------------------------------------
+
+def staged_round(spark, table, k=3, seed=1):
+    """A writer holding the lease with copies of k files staged: (writer, token, staging, bytes, picked)."""
+    w = Writer(spark, table, location(spark, table), "proof", seed)
+    token = w.acquire()
+    picked = sorted(w.files())[:k]
+    staging, total = w.stage(picked)
+    return w, token, staging, total, picked
+
+
+def test_recovery_by_another_writer_waits_for_the_lease_of_a_live_one(spark, s):
+    """The reported loss: a recovery ran while a commit was staged and deleted its staging; the
+    commit then applied only its deletes. Now recovery needs the lease the live writer holds."""
+    table = f"{s}.proof_live"
+    expected = make_table(spark, table)
+    w, token, staging, total, picked = staged_round(spark, table)
+    with pytest.raises(Exception) as err:
+        spark.sql(f"select * from table_lease_acquire('{table}', 'other', '0.5', 'table')").collect()
+    assert f"table {table} is being written by race proof" in str(err.value), str(err.value)[:2000]
+    assert staging.exists()
+    assert w.commit(token, staging, total, picked) == "committed"
+    w.release(token)
+    assert w.rows() == expected
+
+
+def test_commit_of_files_that_are_not_the_validated_ones_aborts(spark, s):
+    table = f"{s}.proof_bytes"
+    expected = make_table(spark, table)
+    w, token, staging, total, picked = staged_round(spark, table)
+    next(staging.iterdir()).unlink()  # a staged file vanishes between validation and commit
+    status = w.commit(token, staging, total, picked)
+    assert status.startswith("aborted: the staged files") and "are not the ones validated" in status, status
+    w.release(token)
+    assert w.rows() == expected and leftovers(w.location) == []
+
+
+def test_a_second_commit_of_the_same_files_aborts(spark, s):
+    """Two commits planned on the same files (two catalogs without a shared lease would get here):
+    the second finds its replaced files gone and changes nothing."""
+    table = f"{s}.proof_twice"
+    expected = make_table(spark, table)
+    w, token, staging, total, picked = staged_round(spark, table)
+    staging2, total2 = w.stage(picked)
+    assert w.commit(token, staging, total, picked) == "committed"
+    status = w.commit(token, staging2, total2, picked)
+    assert status.startswith("aborted:") and "changed or vanished" in status, status
+    w.release(token)
+    assert w.rows() == expected and leftovers(w.location) == []
+
+
+def test_journal_whose_staged_file_vanished_rolls_back_before_any_delete(spark, s):
+    table = f"{s}.proof_rollback"
+    expected = make_table(spark, table)
+    w, token, staging, total, picked = staged_round(spark, table, k=4)
+    # a published journal, one file moved in, then a staged file removed behind the package's back
+    w.rng.randint = lambda a, b: 1
+    w.crash_mid_commit(staging, picked)
+    next(p for p in staging.iterdir() if p.name.startswith("part-")).unlink()
+    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    assert len(rows) == 1 and rows[0][1].startswith("rolled back (1 staged file(s) vanished"), rows
+    w.release(token)
+    assert w.rows() == expected and leftovers(w.location) == []
+
+
+def test_journal_damaged_after_deletes_began_is_kept_aside_and_blocks_nothing(spark, s):
+    table = f"{s}.proof_damaged"
+    make_table(spark, table)
+    w, token, staging, total, picked = staged_round(spark, table, k=3)
+    w.rng.randint = lambda a, b: 4  # all 3 moves and 1 delete applied, then the crash
+    w.crash_mid_commit(staging, picked)
+    moved = sorted(w.location.glob("sc-l1-*"))
+    moved[0].unlink()  # someone deletes a moved-in file: its rows are gone for good
+    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    assert len(rows) == 1 and rows[0][1].startswith("damaged ("), rows
+    assert "Delete that directory once inspected" in rows[0][1]
+    # later recoveries report it and go on; commits work
+    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    assert [r[1] for r in rows if r[1].startswith("damaged commit kept for inspection")], rows
+    before = w.rows()
+    picked2 = sorted(w.files())[:2]
+    staging2, total2 = w.stage(picked2)
+    assert w.commit(token, staging2, total2, picked2) == "committed"
+    w.release(token)
+    assert w.rows() == before
+
+
+def test_zero_row_files_are_not_new_work(spark, s):
+    """An append that selects nothing: whatever Spark writes for it, the table holds the same rows and
+    recluster's listing sees no new rows (it would otherwise spend a round on it)."""
+    table = f"{s}.proof_empty"
+    expected = make_table(spark, table, files=2)
+    before = {r[0] for r in spark.sql(f"select file_path from recluster_data_files('{table}')").collect()}
+    spark.sql(f"insert into {table} select id, pmod(xxhash64(id), 1000), concat('r', id) from range(10) where id < 0")
+    after = {r[0] for r in spark.sql(f"select file_path from recluster_data_files('{table}')").collect()}
+    new_rows = spark.sql(f"select count(*) from {table} where _metadata.file_path in "
+                         f"({', '.join(repr(p) for p in after - before) or 'null'})").first()[0]
+    assert new_rows == 0
+    assert Writer(spark, table, location(spark, table), "x", 0).rows() == expected

@@ -7,13 +7,14 @@ definition: a file of r rows counts as round(r / cluster_target_file_rows) files
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.dbt import DbtError, run_operation_json
 from harness.metrics_reference import column_metrics
-from harness.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers
+from harness.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
 
 FILE_ROWS = 2000
 
@@ -223,3 +224,45 @@ def test_run_operation_without_cluster_by_says_how_to_pass_it(spark, dbt, s):
     with pytest.raises(DbtError) as err:
         run_operation_json("recluster", {"relation": f"{s}.rc_plain"}, schema=s)
     assert "has no `cluster_by`" in str(err.value) and "columns:" in str(err.value)
+
+
+def test_an_append_of_zero_rows_is_not_new_work(spark, dbt, s):
+    alias = "rc_zero"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 1})  # every file clustered (sc-l*)
+    before = data_files(spark, table)
+    assert all(Path(p).name.startswith("sc-l") for p in before)
+    run_model(dbt, alias, 6000, 6000, spark_clustering_recluster=False)  # selects nothing
+    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 1000})
+    assert out["decision"] == "skipped" and out["reason"] == "no new rows since the last recluster", out
+    assert actual(spark, table) == expected(spark, [(0, 6000)])
+    assert set(before) <= set(data_files(spark, table))
+
+
+def test_set_location_during_a_recluster_aborts_and_leaves_no_staging_behind(spark, dbt, s, tmp_path):
+    alias = "rc_moved"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 4})
+    run_model(dbt, alias, 6000, 8000, spark_clustering_recluster=False)
+    old = location(spark, table)
+    new = tmp_path / "moved"
+    shutil.copytree(old, new, ignore=shutil.ignore_patterns("_sc_*"))
+    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
+                       spark_clustering_before_commit_sql=f"alter table {table} set location 'file:{new}'")
+    assert out["decision"] == "aborted" and "location changed" in out["stopped"], out
+    assert not list(old.glob("_sc_recluster_*")), list(old.iterdir())
+    assert actual(spark, table) == expected(spark, [(0, 8000)])
+    assert_no_leftovers(spark, s, alias)
+
+
+def test_drop_during_a_recluster_leaves_nothing_registered_after_the_next_run(spark, dbt, s):
+    alias = "rc_dropped"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 4})
+    run_model(dbt, alias, 6000, 8000, spark_clustering_recluster=False)
+    with pytest.raises(DbtError):
+        recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
+                     spark_clustering_before_commit_sql=f"drop table {table}")
+    run_model(dbt, alias, 0, 3000, recluster={"max_average_depth": 4})
+    assert actual(spark, table) == expected(spark, [(0, 3000)])
+    assert_no_leftovers(spark, s, alias)
