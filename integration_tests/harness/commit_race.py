@@ -157,7 +157,9 @@ def main(plan: dict) -> None:
                       extra_conf={"spark.sparkclustering.lease.ttlSeconds": "20"})
     db, name = plan["table"].split(".")
     spark.sql(f"create database if not exists {db}")
-    spark.sql(f"create table if not exists {plan['table']} using parquet location {sql_str(plan['location'])}")
+    # an explicit schema: inferring one would read footers while the parent moves files
+    spark.sql(f"create table if not exists {plan['table']} (id bigint, a bigint, b string) using parquet "
+              f"location {sql_str(plan['location'])}")
     writer = Writer(spark, plan["table"], Path(plan["location"]), f"process-{plan['seed']}", plan["seed"])
     expected = tuple(plan["expected"])
     print("commit_race: started", flush=True)

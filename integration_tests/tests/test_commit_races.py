@@ -84,6 +84,12 @@ def test_two_threads_commit_recover_and_crash_at_random(spark, s):
         assert counts.get(action, 0) >= 3, counts
 
 
+def brief(output: str) -> str:
+    """The child's own lines and error messages, without Java stack frames."""
+    keep = [x for x in output.splitlines() if not x.lstrip().startswith("at ") and "WARN" not in x]
+    return "\n".join(keep[-40:])
+
+
 def start_child(plan: dict) -> subprocess.Popen:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "harness.commit_race", json.dumps(plan)], cwd=INTEGRATION_TESTS,

@@ -27,6 +27,16 @@
 {% endmacro %}
 
 
+{#- Right before a commit point (clustered_table's swap): stop, nothing done, unless the lease is
+    still this run's with half a ttl left. -#}
+{% macro _table_lease_check(token, what) %}
+    {%- if token -%}
+        {%- do run_query("select held from table_lease_check(" ~ spark_clustering._sql_literal(token, 'lease') ~ ", "
+                         ~ spark_clustering._sql_literal(what, 'lease') ~ ")") -%}
+    {%- endif -%}
+{% endmacro %}
+
+
 {% macro _table_lease_release(token) %}
     {%- if token -%}
         {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal(token, 'lease') ~ ", 'false')") -%}

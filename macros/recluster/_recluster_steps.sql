@@ -177,7 +177,7 @@
 
 {#- The table as the gate and the selection see it: every data file with its size, rows, per-column
     [min, max], level, run and scope (its directory: the table or one partition), the metrics and
-    thresholds per scope, and the listing's fingerprint for the commit's concurrency check. -#}
+    thresholds per scope; the commit replaces a file only while its size and mtime are as listed here. -#}
 {% macro _recluster_measure(relation, settings) %}
     {%- set columns = settings.cfg.cluster_by -%}
     {%- set listing = run_query("select file_path, file_size, fingerprint, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
@@ -443,6 +443,7 @@
     {%- set committed = run_query("select * from recluster_commit('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
         ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', '" ~ staged.file_bytes ~ "', array("
         ~ replaced | join(', ') ~ "))").rows[0] -%}
+    {%- if pause_at -%}{%- do run_query('reset spark.sparkclustering.test.pauseAt') -%}{%- endif -%}
     {% do adapter.drop_relation(staging) %}
     {% call statement('spark_clustering_recluster_drop_source') -%}
         drop view if exists {{ source_view }}

@@ -6,7 +6,7 @@
     Files carry their level in their name: `part-*` (what dbt and Spark write) is level 0, never
     clustered; a rewrite names its files `sc-l<level>-<run>-<n>.<ext>`, one run per rewrite. Each
     round (see _recluster_round):
-      1. measure: list the data files (fingerprint), per-file min/max (file_stats), the metrics
+      1. measure: list the data files (size, mtime), per-file min/max (file_stats), the metrics
          per scope (the whole table, or each partition of a partitioned table);
       2. gate: rewrite a scope when a clustering column's average depth > max_average_depth or
          its max depth > max_depth; skip everything when fewer than min_new_rows rows arrived in
@@ -15,8 +15,8 @@
          merge_ratio x the rows gathered so far (settled, large runs are left alone); a round
          without new files merges the two smallest runs;
       4. rewrite the selection clustered into a hidden staging directory, validate row count +
-         checksum, and commit with recluster_commit (journaled file swap, aborts on a concurrent
-         change).
+         checksum, and commit with recluster_commit (journaled file swap under the table's lease;
+         aborts when a file it replaces changed, docs/concurrency.md).
     Rounds repeat while the gate still fails, up to max_rounds (final: until it passes or nothing
     is left to merge). Returns '' (so it can be a hook); the outcome is logged at info level and,
     under run-operation, printed as one JSON line `recluster: {...}`. -#}

@@ -14,8 +14,9 @@
 
     {#- One writer of the package per table (a recluster of it waits, or it waits for one); then
         finish or roll back whatever an interrupted run left, before reading the current state. -#}
-    {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name,
-                                                          config.get('cluster_lease_wait_seconds')) -%}
+    {%- set lease_wait = config.get('cluster_lease_wait_seconds') -%}
+    {%- if lease_wait is none -%}{%- set lease_wait = (config.get('meta') or {}).get('cluster_lease_wait_seconds') -%}{%- endif -%}
+    {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name, lease_wait) -%}
     {{ spark_clustering.recover_swap(target_relation) }}
     {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
 
@@ -36,6 +37,7 @@
     {{ spark_clustering.fault_point('after_staging_write') }}
 
     {{ spark_clustering.validate_staging(staging, plan, cfg) }}
+    {%- do spark_clustering._table_lease_check(lease, 'clustered_table ' ~ model.name) -%}
     {{ spark_clustering.swap_relation(staging, target_relation, existing) }}
     {%- do spark_clustering._table_lease_release(lease) -%}
 
@@ -141,7 +143,7 @@
     {{ tblproperties_clause() }}
     {{ partition_cols(label="partitioned by") }}
     {%- if location_root %}
-    location '{{ location_root }}/{{ model["alias"] }}__sc_{{ invocation_id[:8] }}'
+    location {{ spark_clustering._sql_literal(location_root ~ '/' ~ model['alias'] ~ '__sc_' ~ invocation_id[:8], 'location_root') }}
     {%- endif %}
     {{ comment_clause() }}
     as

@@ -24,8 +24,9 @@ import org.apache.spark.sql.types.{LongType, StringType}
  *
  *   1. the macro writes the rewritten rows into `<location>/_sc_recluster_<run>/` (a name Spark's
  *      file listing skips, so readers never see staged files) and validates them;
- *   2. `recluster_commit` re-lists the table and aborts, touching nothing, if the listing differs
- *      from the one the macro planned on (a concurrent write);
+ *   2. `recluster_commit` checks that the caller still holds the table's lease, that the staged
+ *      files are the bytes that were validated and that every file it replaces is still as it was
+ *      read (size + mtime), and aborts, touching nothing, otherwise;
  *   3. it writes the journal `_sc_recluster_<run>/_sc_manifest` (moves + deletes) by an atomic
  *      rename, moves every staged file into the table, deletes the replaced files and finally
  *      removes the staging directory, whose disappearance marks the commit complete.
@@ -229,11 +230,17 @@ object ReclusterFiles {
     val dirs = pending.map(_.to.getParent).distinct
     dirs.foreach(d => d.getFileSystem(conf).mkdirs(d))
     val movedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
-    parallel(pending) { case Move(from, to, _) =>
+    parallel(pending) { case Move(from, to, size) =>
       val fs = from.getFileSystem(conf)
-      // A destination with its source still staged is a partial copy (a non-atomic store): replace it.
-      if (fs.exists(to)) fs.delete(to, false)
-      if (!fs.rename(from, to)) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
+      val existing = Try(fs.getFileStatus(to).getLen).toOption
+      if (existing.exists(s => size >= 0 && s == size)) {
+        // complete already (a rename that copies, on object stores): the staged copy is surplus
+        fs.delete(from, false)
+      } else {
+        // a partial copy from an interrupted move: replace it
+        if (existing.isDefined) fs.delete(to, false)
+        if (!fs.rename(from, to)) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
+      }
       if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
     }
     pausePoint(spark, "after_moves")
@@ -455,6 +462,17 @@ case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Doub
     val (token, waited) = TableLease.acquire(spark, ReclusterFiles.hadoopConf(spark), dirs, owner,
       (waitSeconds * 1000).toLong, s"table $tableName")
     Seq(Row(token, waited))
+  }
+}
+
+/** `select * from table_lease_check(lease_token, what)`: fails (nothing done) unless the token still
+ *  holds its leases with half a ttl left; a writer calls it right before its commit point. */
+case class TableLeaseCheck(token: String, what: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(AttributeReference("held", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    TableLease.check(token, what)
+    Seq(Row(1L))
   }
 }
 

@@ -89,6 +89,12 @@ object ReclusterTableFunctions {
         TableLeaseAcquire(string(f, args(0), "table"), string(f, args(1), "owner"),
           string(f, args(2), "wait_seconds").toDouble, string(f, args(3), "scope"))
       }),
+    (FunctionIdentifier("table_lease_check"),
+      info("table_lease_check", "table_lease_check(lease_token, what) - fail unless the lease is still held"),
+      args => {
+        arity("table_lease_check", args, 2, "table_lease_check(lease_token, what)")
+        TableLeaseCheck(string("table_lease_check", args(0), "lease_token"), string("table_lease_check", args(1), "what"))
+      }),
     (FunctionIdentifier("table_lease_release"),
       info("table_lease_release", "table_lease_release(token_or_owner_prefix, by_owner) - give a lease up"),
       args => {

@@ -1,7 +1,6 @@
 package org.apache.spark.sql.sparkclustering
 
 import java.io.FileNotFoundException
-import java.lang.ref.WeakReference
 import java.net.InetAddress
 import java.nio.charset.StandardCharsets
 import java.time.Instant
@@ -25,9 +24,9 @@ import org.apache.spark.sql.SparkSession
  * one writer wins, and only when `lease.<n>` is gone, released, expired, or held by a dead process
  * on this host. The holder rewrites its file with a later expiry every ttl/4 from a daemon thread
  * of the driver that holds it, so a process that dies stops renewing and its lease expires after
- * the ttl (at once for a dead pid on the same host). Renewal also stops when the SparkSession that
- * took the lease is gone (a closed Thrift session) or after `maxHoldSeconds`, so a client that
- * vanished mid-run cannot block a table forever.
+ * the ttl (at once for a dead pid on the same host). Renewal also stops when the run has not used
+ * the lease for `idleSeconds` (a client that died over Thrift, a run-operation that failed) or
+ * after `maxHoldSeconds`, so a vanished client cannot block a table for long.
  *
  * Before its commit point the holder checks that its generation is still the newest and has at
  * least ttl/2 left, so a writer that lost its lease (paused longer than the ttl) aborts instead of
@@ -44,10 +43,13 @@ object TableLease {
         s"lease expires ${Instant.ofEpochMilli(expiresMs)} unless renewed)"
   }
 
-  private case class Held(files: Seq[Path], holder: Holder, conf: Configuration,
-      session: WeakReference[SparkSession], ttlMs: Long, maxHoldMs: Long) {
+  private case class Held(holder: Holder, conf: Configuration, context: org.apache.spark.SparkContext,
+      sessionId: String, ttlMs: Long, maxHoldMs: Long, idleMs: Long) {
+    /** Taken so far: renewed from the first one on, while the next is still awaited. */
+    @volatile var files: Seq[Path] = Seq.empty
     @volatile var lost: Option[String] = None
     @volatile var renewedMs: Long = holder.acquiredMs
+    @volatile var usedMs: Long = System.currentTimeMillis()
   }
 
   private val held = new ConcurrentHashMap[String, Held]()
@@ -66,6 +68,14 @@ object TableLease {
 
   def ttlMs(spark: SparkSession): Long =
     (spark.conf.get("spark.sparkclustering.lease.ttlSeconds", "60").toDouble * 1000).toLong.max(1000L)
+
+  /** A run that has not used its lease (recover, commit) for this long is taken to be gone (a
+   *  client that died over Thrift, a run-operation that failed without giving it up). */
+  /** One id per SparkSession (per Thrift client session; one for an embedded dbt). */
+  private def sessionId(spark: SparkSession): String = ReclusterFiles.classic(spark).sessionUUID
+
+  def idleMs(spark: SparkSession): Long =
+    (spark.conf.get("spark.sparkclustering.lease.idleSeconds", "3600").toDouble * 1000).toLong
 
   def maxHoldMs(spark: SparkSession): Long =
     (spark.conf.get("spark.sparkclustering.lease.maxHoldSeconds", "21600").toDouble * 1000).toLong
@@ -152,8 +162,10 @@ object TableLease {
     val start = System.currentTimeMillis()
     val token = UUID.randomUUID().toString
     val appId = Try(spark.sparkContext.applicationId).getOrElse("unknown")
-    val taken = scala.collection.mutable.ArrayBuffer[Path]()
     def holder(now: Long) = Holder(token, owner, host, pid, appId, start, now + ttl)
+    val h = Held(holder(start), conf, spark.sparkContext, sessionId(spark), ttl, maxHoldMs(spark), idleMs(spark))
+    held.put(token, h)
+    startRenewer()
     try {
       dirs.foreach { dir =>
         val fs = fsOf(dir, conf)
@@ -186,16 +198,16 @@ object TableLease {
               }
           }
         }
-        taken += file.get
+        h.synchronized {
+          h.files = h.files :+ file.get
+          h.usedMs = System.currentTimeMillis()
+        }
       }
     } catch {
       case e: Throwable =>
-        taken.foreach(p => Try(fsOf(p, conf).delete(p, false)))
+        release(token)
         throw e
     }
-    held.put(token, Held(taken.toSeq, holder(System.currentTimeMillis()), conf, new WeakReference(spark), ttl,
-      maxHoldMs(spark)))
-    startRenewer()
     (token, System.currentTimeMillis() - start)
   }
 
@@ -205,7 +217,7 @@ object TableLease {
   private def releaseIfLeftOver(spark: SparkSession, h: Holder, owner: String): Boolean = {
     def invocation(o: String) = if (o.startsWith("dbt ")) o.split(" ").lift(1) else None
     Option(held.get(h.token)).exists { local =>
-      val leftOver = (local.session.get() eq spark) && invocation(h.owner).isDefined &&
+      val leftOver = local.sessionId == sessionId(spark) && invocation(h.owner).isDefined &&
         invocation(owner).isDefined && invocation(h.owner) != invocation(owner)
       if (leftOver) {
         System.err.println(s"spark_clustering: releasing a lease left over by an earlier dbt run: ${h.describe}")
@@ -226,7 +238,9 @@ object TableLease {
 
   private def renewAll(): Unit = held.asScala.foreach { case (token, h) => h.synchronized {
     val now = System.currentTimeMillis()
-    if (h.session.get() == null || now - h.holder.acquiredMs > h.maxHoldMs) {
+    // a long build or rewrite is activity: jobs running on this driver keep the lease in use
+    if (h.context.statusTracker.getActiveJobIds().nonEmpty) h.usedMs = now
+    if (now - h.holder.acquiredMs > h.maxHoldMs || now - h.usedMs > h.idleMs) {
       // the run that took it is gone: stop renewing, the lease expires after its ttl
       held.remove(token)
     } else if (now - h.renewedMs >= h.ttlMs / 4) {
@@ -250,6 +264,7 @@ object TableLease {
   def check(token: String, what: String): Unit = {
     val h = Option(held.get(token)).getOrElse(throw SparkClusteringErrors.leaseLost(what,
       "this run holds no lease (released, or renewal stopped)"))
+    h.usedMs = System.currentTimeMillis()
     try checkHeld(h, token, what) catch {
       // a writer that lost one of its leases stops: give up the rest too
       case e: Throwable => release(token); throw e
@@ -279,14 +294,16 @@ object TableLease {
     }
   }
 
-  /** Give the lease up; a no-op for an unknown token. Returns whether anything was released. */
+  /** Give the lease up; a no-op for an unknown token. Returns whether anything was released. The
+   *  file stays, marked expired, so generation numbers only grow: a writer that listed before the
+   *  release and stalled can never create a generation that outranks a later holder's. */
   def release(token: String): Boolean = Option(held.remove(token)) match {
     case None => false
     case Some(h) => h.synchronized {
       h.files.foreach { file =>
         Try {
           val fs = fsOf(file, h.conf)
-          if (mine(fs, file, token)) fs.delete(file, false)
+          if (mine(fs, file, token)) rewrite(fs, file, h.holder.copy(expiresMs = 0L))
         }
       }
       true
