@@ -101,3 +101,19 @@ def run_operation_json(macro: str, args: dict[str, Any], prefix: str | None = No
         if idx >= 0:
             return json.loads(line[idx + len(prefix):])
     raise AssertionError(f"run-operation {macro} printed no line with {prefix!r}:\n" + "\n".join(lines[-40:]))
+
+
+def dbt_output(dbt, args: list[str], target_path: Path, expect_success: bool = True, **kw) -> tuple[DbtRun, str]:
+    """Run `dbt(args)` (a test module's dbt fixture) in its own --target-path (other processes may run
+    dbt on the same project at once); return (run, everything dbt printed), since a failed
+    run-operation prints its error to stdout only."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            run = dbt([*args, "--target-path", str(target_path)], expect_success=expect_success, **kw)
+    except (DbtError, AssertionError) as error:
+        raise AssertionError(f"{error}\n--- dbt output ---\n{out.getvalue()[-4000:]}") from None
+    return run, out.getvalue()

@@ -4,28 +4,20 @@ every row survives `clustered_table`, the metrics read the right files, and the 
 keep every name intact."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from harness.dbt import DbtError
 from harness.layout import fingerprint
+from harness.dbt import dbt_output as harness_dbt_output
 from harness.paths import WORK
 
 # Own target dir: other processes may run dbt on the same project at the same time.
-TARGET = ["--target-path", str(WORK / "pytest" / "dbt_target_column_names")]
+TARGET_PATH = WORK / "pytest" / "dbt_target_column_names"
 
 
 def dbt_output(dbt, args, expect_success=True, **kw):
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            run = dbt([*args, *TARGET], expect_success=expect_success, **kw)
-    except (DbtError, AssertionError) as error:
-        raise AssertionError(f"{error}\n--- dbt output ---\n{out.getvalue()[-4000:]}") from None
-    return run, out.getvalue()
+    return harness_dbt_output(dbt, args, TARGET_PATH, expect_success=expect_success, **kw)
 
 
 def build(dbt, source, alias, backend=None, **case):

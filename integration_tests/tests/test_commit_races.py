@@ -44,6 +44,16 @@ def leftovers(root: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name.startswith(("_sc_recluster_", "_sc_damaged_")))
 
 
+def assert_recovered_intact(spark, table, root, expected):
+    """A last recovery finishes whatever the last crash left; then the rows are exact, nothing staged."""
+    final = Writer(spark, table, root, "final", 1)
+    token = final.acquire()
+    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
+    final.release(token)
+    assert final.rows() == expected
+    assert leftovers(root) == []
+
+
 def run_threads(writers, expected, rounds):
     errors: list[BaseException] = []
     counts: dict[str, int] = {}
@@ -72,13 +82,7 @@ def test_two_threads_commit_recover_and_crash_at_random(spark, s):
     start = time.monotonic()
     errors, counts = run_threads(writers, expected, THREAD_ROUNDS)
     assert not errors, str(errors[0])[:4000]
-    # a last round recovers whatever the last crash left
-    final = Writer(spark, table, root, "final", 1)
-    token = final.acquire()
-    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
-    final.release(token)
-    assert final.rows() == expected
-    assert leftovers(root) == []
+    assert_recovered_intact(spark, table, root, expected)
     print(f"[commit races] threads: {2 * THREAD_ROUNDS} rounds in {time.monotonic() - start:.0f}s {json.dumps(counts)}")
     for action in ["commit", "recover", "abandon", "crash_mid_commit", "stale_token"]:
         assert counts.get(action, 0) >= 3, counts
@@ -153,12 +157,7 @@ def test_two_catalogs_over_one_location_with_a_process_killed_at_random(spark, s
         thread.join()
         shutil.rmtree(work, ignore_errors=True)
     assert not errors, str(errors[0])[:4000]
-    final = Writer(spark, table, root, "final", 1)
-    token = final.acquire()
-    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
-    final.release(token)
-    assert final.rows() == expected
-    assert leftovers(root) == []
+    assert_recovered_intact(spark, table, root, expected)
     child_rounds = sum(o.count("commit_race: round") for o in outputs)
     print(f"[commit races] two catalogs: parent {sum(counts.values())} rounds {json.dumps(counts)}, "
           f"child {child_rounds} rounds, {kills} kills")

@@ -138,14 +138,19 @@ def run(server, name, args, vars_) -> DbtProcess:
     return p
 
 
+def paused_writer(server, name, args, vars_, seconds) -> DbtProcess:
+    """A dbt process held inside its recluster, after validation, for `seconds`: it holds the lease."""
+    p = DbtProcess(server, name, args, {**vars_, "spark_clustering_pause_at": "after_validate",
+                                        "spark_clustering_pause_seconds": seconds})
+    p.wait_for("spark_clustering: paused at after_validate")
+    return p
+
+
 def test_two_runs_of_one_recluster_model_second_waits_and_no_row_is_lost(server):
     alias = "cc_twice"
     table = f"{SCHEMA}.{alias}"
     run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 8000))
-    first = DbtProcess(server, "first", ["run", "--select", MODEL],
-                       model_vars(alias, 8000, 10000, spark_clustering_pause_at="after_validate",
-                                  spark_clustering_pause_seconds=12))
-    first.wait_for("spark_clustering: paused at after_validate")
+    first = paused_writer(server, "first", ["run", "--select", MODEL], model_vars(alias, 8000, 10000), 12)
     # the second run appends (no lease needed: appends never conflict) and its recluster waits
     second = DbtProcess(server, "second", ["run", "--select", MODEL], model_vars(alias, 10000, 11000))
     assert first.finish() == 0, first.errors()
@@ -160,11 +165,8 @@ def test_recluster_and_a_clustered_table_rebuild_of_the_same_table(server):
     table = f"{SCHEMA}.{alias}"
     run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
     run(server, "append", ["run", "--select", MODEL], model_vars(alias, 6000, 8000, spark_clustering_recluster=False))
-    recluster = DbtProcess(server, "recluster", ["run-operation", "recluster", "--args",
-                                                 json.dumps({"relation": table})],
-                           model_vars(alias, 0, 0, spark_clustering_pause_at="after_validate",
-                                      spark_clustering_pause_seconds=12))
-    recluster.wait_for("spark_clustering: paused at after_validate")
+    recluster = paused_writer(server, "recluster", ["run-operation", "recluster", "--args",
+                                                    json.dumps({"relation": table})], model_vars(alias, 0, 0), 12)
     rebuild = DbtProcess(server, "rebuild", ["run", "--select", MODEL],
                          model_vars(alias, 0, 5000, rc_materialized="clustered_table", spark_clustering_recluster=False))
     assert recluster.finish() == 0, recluster.errors()
@@ -179,10 +181,7 @@ def test_second_writer_that_will_not_wait_stops_naming_the_holder(server):
     alias = "cc_nowait"
     table = f"{SCHEMA}.{alias}"
     run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
-    first = DbtProcess(server, "first", ["run", "--select", MODEL],
-                       model_vars(alias, 6000, 8000, spark_clustering_pause_at="after_validate",
-                                  spark_clustering_pause_seconds=10))
-    first.wait_for("spark_clustering: paused at after_validate")
+    first = paused_writer(server, "first", ["run", "--select", MODEL], model_vars(alias, 6000, 8000), 10)
     second = DbtProcess(server, "second", ["run-operation", "recluster", "--args", json.dumps({"relation": table})],
                         model_vars(alias, 0, 0, spark_clustering_lease_wait_seconds=1))
     assert second.finish() != 0

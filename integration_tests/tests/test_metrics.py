@@ -7,9 +7,7 @@ Python over the collected rows, and `harness.metrics_reference` for the metric d
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import io
 import json
 import os
 import re
@@ -18,11 +16,11 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from harness import metrics_reference as ref
-from harness.dbt import DbtError
+from harness.dbt import dbt_output as harness_dbt_output
 from harness.paths import WORK
 
 # Own target dir: other processes may run dbt on the same project at the same time.
-TARGET = ["--target-path", str(WORK / "pytest" / "dbt_target_metrics")]
+TARGET_PATH = WORK / "pytest" / "dbt_target_metrics"
 CLUSTERED = "metrics_points_clustered"
 INSERTION = "metrics_points_insertion_order"
 STATS_TABLES = ["metrics_stats_parquet", "metrics_stats_parquet_partitioned", "metrics_stats_orc",
@@ -31,14 +29,7 @@ TYPED_COLUMNS = ["n", "s", "d", "x", "sparse"]
 
 
 def dbt_output(dbt, args, expect_success=True, **kw):
-    """Run dbt, return (run, everything dbt printed). Errors of run-operation are only printed."""
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            run = dbt([*args, *TARGET], expect_success=expect_success, **kw)
-    except (DbtError, AssertionError) as error:
-        raise AssertionError(f"{error}\n--- dbt output ---\n{out.getvalue()[-4000:]}") from None
-    return run, out.getvalue()
+    return harness_dbt_output(dbt, args, TARGET_PATH, expect_success=expect_success, **kw)
 
 
 def printed_json(text: str, prefix: str):

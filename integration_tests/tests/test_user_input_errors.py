@@ -4,8 +4,6 @@ is left behind. Also: the audit model goes on past a broken table, and `dbt comp
 fresh checkout before any model was built."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import uuid
@@ -13,23 +11,16 @@ from urllib.parse import urlparse
 
 import pytest
 
-from harness.dbt import DbtError
 from harness.layout import fingerprint
+from harness.dbt import dbt_output as harness_dbt_output
 from harness.paths import WORK
 
 # Own target dir: other processes may run dbt on the same project at the same time.
-TARGET = ["--target-path", str(WORK / "pytest" / "dbt_target_user_input_errors")]
+TARGET_PATH = WORK / "pytest" / "dbt_target_user_input_errors"
 
 
 def dbt_output(dbt, args, expect_success=True, **kw):
-    """Run dbt, return (run, everything dbt printed). Errors of run-operation are only printed."""
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            run = dbt([*args, *TARGET], expect_success=expect_success, **kw)
-    except (DbtError, AssertionError) as error:
-        raise AssertionError(f"{error}\n--- dbt output ---\n{out.getvalue()[-4000:]}") from None
-    return run, out.getvalue()
+    return harness_dbt_output(dbt, args, TARGET_PATH, expect_success=expect_success, **kw)
 
 
 def build_input(dbt, source, config, expect_success=True, extra_vars=None):
