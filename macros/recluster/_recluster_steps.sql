@@ -180,12 +180,10 @@
     thresholds per scope; the commit replaces a file only while its size and mtime are as listed here. -#}
 {% macro _recluster_measure(relation, settings) %}
     {%- set columns = settings.cfg.cluster_by -%}
-    {%- set listing = run_query("select file_path, file_size, fingerprint, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
-    {%- set ns = namespace(fingerprint='empty') -%}
+    {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
     {%- for row in listing.rows -%}
-        {%- set ns.fingerprint = row[2] -%}
         {%- set path = row[0] -%}
         {%- set name = path.split('/')[-1] -%}
         {%- set parts = name.split('-') -%}
@@ -196,7 +194,7 @@
             {%- set level = 0 -%}
             {%- set run = none -%}
         {%- endif -%}
-        {%- set file = {'path': path, 'size': row[1] | int, 'mtime': row[3] | int, 'rows': 0, 'ranges': none, 'level': level,
+        {%- set file = {'path': path, 'size': row[1] | int, 'mtime': row[2] | int, 'rows': 0, 'ranges': none, 'level': level,
                         'run': run, 'scope': path[:path.rfind('/')]} -%}
         {%- do files.append(file) -%}
         {%- do by_path.update({path: file}) -%}
@@ -250,7 +248,7 @@
     {%- endfor -%}
     {%- set runs = files | rejectattr('run', 'none') | map(attribute='run') | unique | list -%}
     {{ return({
-        'files': files, 'scopes': scopes, 'fingerprint': ns.fingerprint, 'new_rows': ns2.new_rows,
+        'files': files, 'scopes': scopes, 'new_rows': ns2.new_rows,
         'thresholds': ns2.thresholds if scopes | length == 1 else 'per partition',
         'summary': {'files': files | length, 'rows': files | sum(attribute='rows'), 'new_files': ns2.new_files,
                     'new_rows': ns2.new_rows, 'runs': runs | length, 'scopes': scopes | length, 'columns': worst},

@@ -2,7 +2,6 @@ package org.apache.spark.sql.sparkclustering
 
 import java.net.URI
 import java.nio.charset.StandardCharsets
-import java.security.MessageDigest
 
 import scala.collection.mutable
 import scala.util.Try
@@ -107,16 +106,6 @@ object ReclusterFiles {
       }
     }
     seen.values.toSeq
-  }
-
-  /** sha-256 of the sorted `path<TAB>size` lines; "empty" for a table without files. */
-  def fingerprint(files: Seq[DataFile]): String = {
-    if (files.isEmpty) "empty"
-    else {
-      val lines = files.map(f => s"${f.filePath}\t${f.size}").sorted.mkString("\n")
-      MessageDigest.getInstance("SHA-256").digest(lines.getBytes(StandardCharsets.UTF_8))
-        .map("%02x".format(_)).mkString
-    }
   }
 
   /** Test hook (conf spark.sparkclustering.test.pauseAt = <step>): print where we are and wait to
@@ -274,18 +263,16 @@ object ReclusterFiles {
 }
 
 /** `select * from recluster_data_files('db.t')`: path (as `_metadata.file_path`), size, mtime and
- *  the listing's fingerprint (the same on every row) of every data file of the table. */
+ *  of every data file of the table. */
 case class ReclusterDataFiles(tableName: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("file_path", StringType, nullable = false)(),
     AttributeReference("file_size", LongType, nullable = false)(),
-    AttributeReference("modification_time", LongType, nullable = false)(),
-    AttributeReference("fingerprint", StringType, nullable = false)())
+    AttributeReference("modification_time", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val files = ReclusterFiles.dataFiles(spark, ReclusterFiles.table(spark, tableName))
-    val fp = ReclusterFiles.fingerprint(files)
-    files.map(f => Row(f.filePath, f.size, f.modificationTime, fp))
+    ReclusterFiles.dataFiles(spark, ReclusterFiles.table(spark, tableName))
+      .map(f => Row(f.filePath, f.size, f.modificationTime))
   }
 }
 

@@ -55,7 +55,7 @@ object ReclusterTableFunctions {
 
   val all: Seq[(FunctionIdentifier, ExpressionInfo, TableFunctionBuilder)] = Seq(
     (FunctionIdentifier("recluster_data_files"),
-      info("recluster_data_files", "recluster_data_files(table) - the table's data files and their fingerprint"),
+      info("recluster_data_files", "recluster_data_files(table) - the table's data files (path, size, modification time)"),
       args => {
         arity("recluster_data_files", args, 1, "recluster_data_files('db.table')")
         ReclusterDataFiles(string("recluster_data_files", args(0), "table"))

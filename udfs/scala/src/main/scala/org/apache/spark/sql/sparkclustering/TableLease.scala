@@ -313,12 +313,4 @@ object TableLease {
   /** Release every lease whose owner starts with `ownerPrefix` (dbt's on-run-end: a failed run's). */
   def releaseOwned(ownerPrefix: String): Int =
     held.asScala.toSeq.filter(_._2.holder.owner.startsWith(ownerPrefix)).count { case (t, _) => release(t) }
-
-  /** Who holds the lease of `dir` now, if anyone (for messages and tests). */
-  def holderOf(spark: SparkSession, conf: Configuration, dir: Path): Option[Holder] = {
-    val fs = fsOf(dir, conf)
-    generations(fs, dir).lastOption.flatMap { case (_, p) =>
-      liveHolder(fs, p, ttlMs(spark), System.currentTimeMillis()).flatten
-    }
-  }
 }
