@@ -1,5 +1,6 @@
 """The two source tables of the benchmark report: synthetic telemetry (the example's generator, built
-by dbt) and TPC-DS `store_sales` (generated offline by DuckDB's tpcds extension from its PyPI wheel)."""
+by dbt) and TPC-DS `store_sales` (generated offline by DuckDB's tpcds extension from its PyPI wheel).
+Also TPC-H `lineitem` for bench_data_skipping.py (DuckDB's tpch extension, from its PyPI wheel)."""
 from __future__ import annotations
 
 import glob
@@ -38,16 +39,27 @@ def build_telemetry(spark, run_dbt, schema: str, rows: int, files: int) -> Datas
                    "event_id", files, count_rows(spark, table))
 
 
+def _wheel_extension_path(module, name: str) -> Path:
+    package_dir = Path(module.__file__).parent
+    found = sorted(glob.glob(str(package_dir / "extensions" / "*" / f"{name}.duckdb_extension")))
+    if not found:
+        raise FileNotFoundError(f"no {name}.duckdb_extension under {package_dir}")
+    return Path(found[-1])
+
+
 def tpcds_extension_path() -> Path:
     """The tpcds extension shipped inside the duckdb-extension-tpcds wheel (a plain `INSTALL tpcds`
     would download it from outside the package registries)."""
     import duckdb_extension_tpcds
 
-    package_dir = Path(duckdb_extension_tpcds.__file__).parent
-    found = sorted(glob.glob(str(package_dir / "extensions" / "*" / "tpcds.duckdb_extension")))
-    if not found:
-        raise FileNotFoundError(f"no tpcds.duckdb_extension under {package_dir}")
-    return Path(found[-1])
+    return _wheel_extension_path(duckdb_extension_tpcds, "tpcds")
+
+
+def tpch_extension_path() -> Path:
+    """The tpch extension shipped inside the duckdb-extension-tpch wheel (same reason as tpcds)."""
+    import duckdb_extension_tpch
+
+    return _wheel_extension_path(duckdb_extension_tpch, "tpch")
 
 
 def generate_store_sales_parquet(scale_factor: float, out_dir: Path) -> Path:
@@ -65,6 +77,27 @@ def generate_store_sales_parquet(scale_factor: float, out_dir: Path) -> Path:
     con.execute(f"CALL dsdgen(sf={scale_factor})")
     partial = path.with_suffix(".partial")
     con.execute(f"COPY (SELECT row_number() OVER () AS ss_insert_order, * FROM store_sales) "
+                f"TO '{partial}' (FORMAT parquet)")
+    con.close()
+    partial.rename(path)
+    return path
+
+
+def generate_lineitem_parquet(scale_factor: float, out_dir: Path) -> Path:
+    """TPC-H lineitem at `scale_factor` (SF 1 = 6,001,215 rows) as one parquet file, dbgen's row order
+    kept in `l_insert_order`. Reused when already generated: dbgen is deterministic."""
+    import duckdb
+
+    path = out_dir / f"lineitem_sf{scale_factor:g}.parquet"
+    if path.exists():
+        return path
+    out_dir.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"LOAD '{tpch_extension_path()}'")
+    con.execute(f"CALL dbgen(sf={scale_factor})")
+    partial = path.with_suffix(".partial")
+    con.execute(f"COPY (SELECT row_number() OVER () AS l_insert_order, * FROM lineitem) "
                 f"TO '{partial}' (FORMAT parquet)")
     con.close()
     partial.rename(path)
