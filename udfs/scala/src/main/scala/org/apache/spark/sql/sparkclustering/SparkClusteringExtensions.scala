@@ -108,6 +108,20 @@ object ReclusterTableFunctions {
       args => {
         arity("drop_sidecar_table", args, 1, "drop_sidecar_table('db.t__sc_backup')")
         DropSidecarTable(string("drop_sidecar_table", args(0), "table"))
+      }),
+    (FunctionIdentifier("write_file_stats"),
+      info("write_file_stats", "write_file_stats(table[, rebuild]) - write the table's file-statistics " +
+        "sidecar (exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file"),
+      args => {
+        val f = "write_file_stats"
+        if (args.isEmpty || args.length > 2) {
+          throw SparkClusteringErrors.wrongNumArgs(f, "1 or 2 (write_file_stats('db.table', false))", args.length)
+        }
+        val rebuild = if (args.length < 2) "false" else string(f, args(1), "rebuild").toLowerCase
+        if (rebuild != "true" && rebuild != "false") {
+          throw SparkClusteringErrors.invalidArgument(f, s"rebuild must be true or false, got '$rebuild'")
+        }
+        WriteFileStats(string(f, args(0), "table"), rebuild.toBoolean)
       })
   )
 }

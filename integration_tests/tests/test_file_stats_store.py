@@ -1,0 +1,482 @@
+"""FileStatsStore: the per-file statistics data skipping reads, from file footers and from the
+sidecar `write_file_stats` writes. What matters: every bound the store claims really bounds what
+Spark reads from that file (Spark's own per-file min / max / NULL count is the reference), doubtful
+footer bounds are unknown, and the sidecar is exact, incremental and never served for a file that
+changed behind its back.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import math
+import os
+import shutil
+from decimal import Decimal
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+COLUMNS = {
+    "g": "int", "i": "int", "l": "bigint", "b": "tinyint", "d": "double", "f": "float",
+    "dec": "decimal(38,18)", "dt": "date", "ts": "timestamp", "ntz": "timestamp_ntz", "s": "string",
+    "bo": "boolean",
+}
+DATETIMES = {"dt", "ts", "ntz"}
+FLOATS = {"d", "f"}
+
+
+def row(g, i="null", l="null", b="null", d="null", f="null", dec="null", dt="null", ts="null", ntz="null",
+        s="null", bo="null"):
+    values = [str(g), i, l, b, d, f, dec, dt, ts, ntz, s, bo]
+    return "(" + ", ".join(f"cast({v} as {t})" for v, t in zip(values, COLUMNS.values())) + ")"
+
+
+# One file per group g: (parquet timestamp type, parquet datetime write mode, rows).
+FILES = {
+    # ordinary values, -0.0 / 0.0, dates and times before 1970 and before 1582, unicode, NULLs
+    1: ("TIMESTAMP_MICROS", "CORRECTED", [
+        row(1, 1, 10000000000, 1, "-0.0D", "1.5", "'12345678901234567890.123456789012345678'", "date'1969-12-31'",
+            "timestamp'1969-12-31 23:59:59.999999'", "timestamp_ntz'2020-01-01 00:00:00.000001'", "'é日本'", "true"),
+        row(1, -5, -10000000000, -128, "0.0D", "-2.5", "'-0.000000000000000001'", "date'1000-01-01'",
+            "timestamp'1000-01-01 00:00:00'", "timestamp_ntz'1000-06-15 12:00:00'", "'abc'", "false"),
+        row(1),
+        row(1, 7, 3, 127, "2.5D", "0.0", "'0'", "date'2024-02-29'", "timestamp'2024-02-29 12:34:56.789123'",
+            "timestamp_ntz'1969-07-20 20:17:40'", "'😀'", "null")]),
+    # NaN and infinities, a 5002-byte maximum string, millisecond timestamps, the calendar switch
+    2: ("TIMESTAMP_MILLIS", "CORRECTED", [
+        row(2, 100, 1, 0, "'NaN'", "'NaN'", "'1.0'", "date'1582-10-04'", "timestamp'1582-10-04 10:00:00.123'",
+            "timestamp_ntz'1582-10-15 00:00:00'", "concat('zz', repeat('y', 5000))", "true"),
+        row(2, 101, 2, 1, "'Infinity'", "'-Infinity'", "'2.5'", "date'1582-10-15'",
+            "timestamp'2262-04-11 23:47:16.854'", "timestamp_ntz'9999-12-31 23:59:59.999'", "'zz'", "true"),
+        row(2, 102, 3, 2, "'-Infinity'", "'1.0'", "'-99999999999999999999.999999999999999999'",
+            "date'0001-01-01'", "timestamp'0001-01-01 00:00:00'", "null", "'a'", "true")]),
+    # INT96 timestamps: no usable footer statistics
+    3: ("INT96", "CORRECTED", [
+        row(3, 5, 5, 5, "1.0D", "1.0", "'5'", "date'2000-01-01'", "timestamp'2000-01-01 00:00:00'",
+            "timestamp_ntz'2000-01-01 00:00:00'", "'m'", "false"),
+        row(3, 6, 6, 6, "'NaN'", "'NaN'", "'6'", "date'2000-01-02'", "timestamp'1900-01-01 00:00:00'",
+            "timestamp_ntz'2000-01-02 00:00:00'", "'n'", "false")]),
+    # NaN first
+    4: ("TIMESTAMP_MICROS", "CORRECTED", [
+        row(4, 1, d="'NaN'", f="'NaN'"), row(4, 2, d="1.0D", f="1.0"), row(4, 3, d="-1.0D", f="-1.0")]),
+    # written with Spark's legacy calendar rebase: footer dates and times are not what Spark reads
+    5: ("TIMESTAMP_MICROS", "LEGACY", [
+        row(5, 1, 1, 1, "1.0D", "1.0", "'1'", "date'1200-03-01'", "timestamp'1200-03-01 00:00:00'",
+            "timestamp_ntz'1200-03-01 00:00:00'", "'q'", "true")]),
+    # every value NULL
+    7: ("TIMESTAMP_MICROS", "CORRECTED", [row(7), row(7)]),
+}
+EMPTY_GROUP = 6  # a file with zero rows
+
+
+@contextlib.contextmanager
+def confs(spark, **kv):
+    before = {k: spark.conf.get(k, None) for k in kv}
+    for k, v in kv.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def create(spark, table, fmt):
+    spark.sql(f"drop table if exists {table}")
+    cols = ", ".join(f"{c} {t}" for c, t in COLUMNS.items())
+    spark.sql(f"create table {table} ({cols}) using {fmt}")
+
+
+def insert(spark, table, rows, ts_type="TIMESTAMP_MICROS", rebase="CORRECTED", where=""):
+    """One INSERT, one file."""
+    with confs(spark, **{"spark.sql.parquet.outputTimestampType": ts_type,
+                         "spark.sql.parquet.datetimeRebaseModeInWrite": rebase,
+                         "spark.sql.parquet.int96RebaseModeInWrite": rebase}):
+        spark.sql(f"insert into {table} select /*+ REPARTITION(1) */ * from values {', '.join(rows)} "
+                  f"as v({', '.join(COLUMNS)}) {where}")
+
+
+def build(spark, table, fmt):
+    create(spark, table, fmt)
+    for g, (ts_type, rebase, rows) in FILES.items():
+        insert(spark, table, rows, ts_type, rebase)
+    insert(spark, table, [row(EMPTY_GROUP, 1)], where="where g < 0")
+
+
+def store(spark):
+    return spark._jvm.org.apache.spark.sql.sparkclustering.FileStatsStore
+
+
+def describe(spark, table):
+    return json.loads(store(spark).describeTable(spark._jsparkSession, table))
+
+
+def write_stats(spark, table, rebuild="false"):
+    return spark.sql(f"select * from write_file_stats('{table}', {rebuild})").collect()[0].asDict()
+
+
+def local(file_path: str) -> str:
+    return unquote(urlparse(file_path).path)
+
+
+def drop_checksum(path):
+    """Hadoop's local file system keeps a .crc beside each file it wrote; a file edited by hand
+    would fail its checksum."""
+    crc = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.crc")
+    if os.path.exists(crc):
+        os.remove(crc)
+
+
+def location(spark, table):
+    return local(spark.sql(f"describe formatted {table}").where("col_name = 'Location'").collect()[0][1])
+
+
+def sidecar_files(spark, table):
+    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(location(spark, table), "_sc_file_stats", "*"))
+                  + glob.glob(os.path.join(location(spark, table), "_sc_file_stats", ".*")))
+
+
+def actual(spark, table, columns=COLUMNS):
+    """Spark's own statistics per file: path -> {rows, column: (min, max, nulls)}; dates as days,
+    timestamps as micros, the way the store reports them."""
+    exprs = []
+    for c, t in columns.items():
+        for fn in ("min", "max"):
+            e = f"{fn}(`{c}`)"
+            if t == "date":
+                e = f"unix_date({e})"
+            elif t == "timestamp":
+                e = f"unix_micros({e})"
+            elif t == "timestamp_ntz":
+                e = f"unix_micros(cast({e} as timestamp))"  # the session zone is UTC
+            exprs.append(e)
+        exprs.append(f"count(*) - count(`{c}`)")
+    out = {}
+    for r in spark.sql(f"select _metadata.file_path, count(*), {', '.join(exprs)} from {table} group by 1").collect():
+        out[local(r[0])] = {"rows": r[1], **{c: tuple(r[2 + 3 * k: 5 + 3 * k]) for k, c in enumerate(columns)}}
+    return out
+
+
+def parse(value, t):
+    if value is None:
+        return None
+    if t in ("double", "float"):
+        return float(value)
+    if t.startswith("decimal"):
+        return Decimal(value)
+    return value
+
+
+def key(value, t):
+    """Spark's order: NaN is the largest double, -0.0 = 0.0; strings by UTF-8 bytes."""
+    if t in ("double", "float"):
+        return (1, 0.0) if math.isnan(value) else (0, value)
+    if t == "string":
+        return value.encode("utf-8")
+    return value
+
+
+def check_bounds(desc, act, columns=COLUMNS):
+    """Every known bound bounds the data; every known NULL count and row count is exact. Returns
+    {g: file entry} (g = the file's group, None for an empty file)."""
+    by_group = {}
+    assert len(desc["files"]) >= len(act)
+    for f in desc["files"]:
+        a = act.get(local(f["path"]))
+        if a is None:  # no rows in the file
+            assert f["rows"] in (0, None), f
+            by_group[None] = f
+            continue
+        if f["rows"] is not None:
+            assert f["rows"] == a["rows"], f["path"]
+        by_group[a["g"][0] if "g" in a else f["path"]] = f
+        for c, st in f["cols"].items():
+            t = columns[c]
+            lo, hi, nulls = a[c]
+            where = (f["path"], c, st, a[c])
+            if st["nulls"] is not None:
+                assert st["nulls"] == nulls, where
+            if lo is None:
+                continue  # only NULLs: any bound holds
+            if st["min"] is not None:
+                assert key(parse(st["min"], t), t) <= key(lo, t), where
+            if st["max"] is not None:
+                assert key(parse(st["max"], t), t) >= key(hi, t), where
+    return by_group
+
+
+def assert_exact(f, a, c, columns=COLUMNS, lo=True, hi=True):
+    t = columns[c]
+    st = f["cols"][c]
+    if lo:
+        assert st["min"] is not None and key(parse(st["min"], t), t) == key(a[c][0], t), (c, st, a[c])
+    if hi:
+        assert st["max"] is not None and key(parse(st["max"], t), t) == key(a[c][1], t), (c, st, a[c])
+
+
+def actual_by_group(act):
+    return {a["g"][0]: a for a in act.values()}
+
+
+@pytest.fixture(scope="module")
+def s(spark, dbt_schema):
+    spark.sql(f"create database if not exists {dbt_schema}")
+    store(spark).clearCaches()
+    return dbt_schema
+
+
+def test_parquet_footers_bound_the_data_and_drop_what_is_doubtful(spark, s):
+    t = f"{s}.pq_footers"
+    build(spark, t, "parquet")
+    desc = describe(spark, t)
+    act = actual(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"], desc["unknown"]) == (0, len(FILES) + 1, 0)
+    files = check_bounds(desc, act)
+    by_g = actual_by_group(act)
+    assert files[None]["rows"] == 0  # the empty file: zero rows, known
+    for g, f in files.items():
+        if g is None:
+            continue
+        # a footer max of a float column never proves there is no NaN
+        assert all(f["cols"][c]["max"] is None for c in FLOATS if c in f["cols"]), f
+        exact = {"g", "i", "l", "b", "dec", "bo", "s", "dt", "ts", "ntz"} - {c for c in COLUMNS if by_g[g][c][0] is None}
+        if g == 2:
+            exact -= {"s"}  # the maximum has 5002 bytes: never a known bound
+            assert f["cols"]["s"]["max"] is None
+        if g == 3:
+            assert "ts" not in f["cols"]  # INT96
+            exact -= {"ts"}
+        if g == 5:
+            assert not DATETIMES & set(f["cols"]), f  # legacy calendar
+            exact -= DATETIMES
+        for c in exact:
+            assert_exact(f, by_g[g], c)
+    assert_exact(files[1], by_g[1], "d", hi=False)
+    assert_exact(files[1], by_g[1], "f", hi=False)
+    assert files[7]["cols"]["i"] == {"min": None, "max": None, "nulls": 2}
+
+
+def test_orc_footers_bound_the_data(spark, s):
+    t = f"{s}.orc_footers"
+    build(spark, t, "orc")
+    desc = describe(spark, t)
+    act = actual(spark, t)
+    assert desc["unknown"] == 0 and desc["fromSidecar"] == 0
+    files = check_bounds(desc, act)
+    by_g = actual_by_group(act)
+    for g, f in files.items():
+        if g is None:
+            continue
+        assert "ts" not in f["cols"] and "ntz" not in f["cols"], f  # orc timestamps: unknown
+        assert all(f["cols"][c]["max"] is None for c in FLOATS), f
+        exact = {"g", "i", "l", "b", "dec", "bo", "s", "dt"} - {c for c in COLUMNS if by_g[g][c][0] is None}
+        if g == 2:
+            exact -= {"s"}
+            assert_exact(f, by_g[g], "s", hi=False)  # orc keeps only an upper bound of a long max
+        for c in exact:
+            assert_exact(f, by_g[g], c)  # dates before 1582 included: rebased as Spark reads them
+    assert_exact(files[1], by_g[1], "d", hi=False)
+
+
+def test_sidecar_is_exact_and_incremental(spark, s):
+    t = f"{s}.pq_sidecar"
+    build(spark, t, "parquet")
+    n = len(FILES) + 1
+    result = write_stats(spark, t)
+    assert (result["files"], result["files_scanned"]) == (n, n)
+    assert os.path.basename(local(result["sidecar"])) in sidecar_files(spark, t)
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"], desc["unknown"]) == (n, 0, 0)
+    act = actual(spark, t)
+    files = check_bounds(desc, act)
+    by_g = actual_by_group(act)
+    assert files[None]["rows"] == 0 and all(c["nulls"] == 0 for c in files[None]["cols"].values())
+    for g, f in files.items():
+        if g is None:
+            continue
+        assert set(f["cols"]) == set(COLUMNS)  # INT96, legacy calendar and floats too
+        for c in COLUMNS:
+            if by_g[g][c][0] is None:
+                assert f["cols"][c] == {"min": None, "max": None, "nulls": by_g[g]["rows"]}
+            elif g == 2 and c == "s":
+                assert_exact(f, by_g[g], c, hi=False)  # the 5002-byte max is not recorded
+                assert f["cols"][c]["max"] is None
+            else:
+                assert_exact(f, by_g[g], c)
+    assert files[2]["cols"]["d"]["max"] == "NaN"
+
+    # new files come from their footers until the next write_file_stats, which reads only them
+    insert(spark, t, [row(8, 42, 42, 42, "4.2D", "4.2", "'42'", "date'2042-04-02'", "timestamp'2042-04-02 00:00:00'",
+                          "timestamp_ntz'2042-04-02 00:00:00'", "'forty-two'", "true")])
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"]) == (n, 1)
+    check_bounds(desc, actual(spark, t))
+    result = write_stats(spark, t)
+    assert (result["files"], result["files_scanned"]) == (n + 1, 1)
+    assert [p for p in sidecar_files(spark, t) if p.startswith("stats-")] == [os.path.basename(local(result["sidecar"]))]
+    assert describe(spark, t)["fromSidecar"] == n + 1
+    # nothing new: nothing scanned, the generation stays; rebuild reads everything again
+    again = write_stats(spark, t)
+    assert (again["files_scanned"], again["sidecar"]) == (0, result["sidecar"])
+    rebuilt = write_stats(spark, t, "'true'")
+    assert (rebuilt["files"], rebuilt["files_scanned"]) == (n + 1, n + 1)
+    assert len([p for p in sidecar_files(spark, t) if p.startswith("stats-")]) == 1
+
+
+def test_sidecar_of_an_orc_table_includes_timestamps(spark, s):
+    t = f"{s}.orc_sidecar"
+    build(spark, t, "orc")
+    write_stats(spark, t)
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == len(FILES) + 1
+    act = actual(spark, t)
+    files = check_bounds(desc, act)
+    by_g = actual_by_group(act)
+    for c in ("ts", "ntz", "d", "f", "dt"):
+        assert_exact(files[1], by_g[1], c)
+
+
+def test_a_file_changed_behind_the_sidecars_back_is_read_again(spark, s):
+    t = f"{s}.pq_changed"
+    create(spark, t, "parquet")
+    for g in (1, 3):
+        insert(spark, t, FILES[g][2])
+    write_stats(spark, t)
+    act = actual(spark, t)
+    path = {a["g"][0]: p for p, a in act.items()}  # local paths
+    assert describe(spark, t)["fromSidecar"] == 2
+    # same bytes, another modification time
+    target = path[1]
+    st = os.stat(target)
+    os.utime(target, (st.st_atime, st.st_mtime + 5))
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"]) == (1, 1)
+    # other bytes under the same name: neither the sidecar nor the cached footer answers
+    shutil.copyfile(path[3], target)
+    drop_checksum(target)
+    spark.sql(f"refresh table {t}")
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"]) == (1, 1)
+    act = actual(spark, t)
+    files = check_bounds(desc, act)
+    replaced = next(f for f in desc["files"] if local(f["path"]) == target)
+    assert replaced["cols"]["g"]["min"] == 3 and replaced["rows"] == 2
+    assert len(files) == 1  # both files now hold group 3
+
+
+def test_corrupt_and_foreign_sidecar_content_is_ignored(spark, s):
+    t = f"{s}.pq_corrupt"
+    create(spark, t, "parquet")
+    for g in (1, 2):
+        insert(spark, t, FILES[g][2])
+    generation = local(write_stats(spark, t)["sidecar"])
+    directory = os.path.dirname(generation)
+    lines = open(generation, encoding="utf-8").read().splitlines()
+    entry = json.loads(lines[0])
+    lie = dict(entry, cols={"i": {"type": "int", "min": "999999", "max": "999999", "nulls": 0}})
+    with open(generation, "a", encoding="utf-8") as out:
+        out.write("{not json\n")
+        out.write(json.dumps({"v": 1, "path": entry["path"]}) + "\n")
+        out.write(json.dumps(dict(entry, cols={"i": {"type": "int", "min": "one"}})) + "\n")
+    drop_checksum(generation)
+    with open(os.path.join(directory, "stats-9999999999999-future.json"), "w") as out:
+        out.write(json.dumps(dict(lie, v=2)) + "\n")  # a format this reader does not know
+    with open(os.path.join(directory, ".tmp-stats-9999999999998-x.json"), "w") as out:
+        out.write(json.dumps(lie) + "\n")  # not published
+    with open(os.path.join(directory, "stats-1-garbage.json"), "wb") as out:
+        out.write(b"\x00\xff garbage \n\n}{")
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["unknown"]) == (2, 0)
+    check_bounds(desc, actual(spark, t))  # the lie (i = 999999) would fail this
+
+    # a sidecar that is nothing but garbage: footers answer
+    for p in glob.glob(os.path.join(directory, "stats-*.json")):
+        if not p.endswith("future.json"):
+            with open(p, "w") as out:
+                out.write("[1, 2, 3]\n{}\n")
+            drop_checksum(p)
+    desc = describe(spark, t)
+    assert (desc["fromSidecar"], desc["fromFooter"]) == (0, 2)
+    check_bounds(desc, actual(spark, t))
+
+    # the writer replaces what it read and leaves what it does not understand
+    result = write_stats(spark, t)
+    assert result["files_scanned"] == 2
+    names = sidecar_files(spark, t)
+    assert "stats-9999999999999-future.json" in names and "stats-1-garbage.json" not in names
+    assert ".tmp-stats-9999999999998-x.json" in names  # another writer's, still young
+    assert sum(1 for p in names if p.startswith("stats-")) == 2
+    assert describe(spark, t)["fromSidecar"] == 2
+
+
+def test_partitions_odd_names_metadata_column_and_empty_table(spark, s):
+    t = f"{s}.pq_parts"
+    spark.sql(f"drop table if exists {t}")
+    spark.sql(f"create table {t} (x int, `_metadata` int, k string) using parquet partitioned by (k)")
+    spark.sql(f"insert into {t} values (1, 10, 'a b%c'), (2, 20, 'x/y'), (3, 30, 'ü'), (4, 40, null), (5, 50, 'a b%c')")
+    result = write_stats(spark, t)
+    assert result["files"] == result["files_scanned"] >= 4
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == result["files"]
+    columns = {"x": "int", "_metadata": "int"}
+    # the data column named _metadata, read through the table (Spark's own column is hidden then)
+    act = {}
+    for r in spark.sql(f"select input_file_name(), count(*), min(x), max(x), count(*) - count(x), "
+                       f"min(`_metadata`), max(`_metadata`), count(*) - count(`_metadata`) from {t} group by 1").collect():
+        act[local(r[0])] = {"rows": r[1], "x": tuple(r[2:5]), "_metadata": tuple(r[5:8])}
+    files = check_bounds(desc, act, columns)
+    for f in desc["files"]:
+        for c in columns:
+            assert_exact(f, act[local(f["path"])], c, columns)
+    assert len(files) == len(desc["files"])
+
+    empty = f"{s}.pq_empty"
+    spark.sql(f"drop table if exists {empty}")
+    spark.sql(f"create table {empty} (x int) using parquet")
+    assert (write_stats(spark, empty)["files"], write_stats(spark, empty)["sidecar"]) == (0, None)
+
+
+def test_stats_for_through_the_scala_api(spark, s):
+    t = f"{s}.pq_api"
+    create(spark, t, "parquet")
+    insert(spark, t, FILES[1][2])
+    insert(spark, t, FILES[4][2])
+    write_stats(spark, t)
+    insert(spark, t, FILES[7][2])
+    jvm = spark._jvm
+    conv = jvm.scala.jdk.javaapi.CollectionConverters
+    hadoop_conf = spark._jsparkSession.sessionState().newHadoopConf()
+    root = jvm.org.apache.hadoop.fs.Path(location(spark, t))
+    fs = root.getFileSystem(hadoop_conf)
+    statuses = [st for st in fs.listStatus(root) if not st.getPath().getName().startswith(("_", "."))]
+    files = jvm.java.util.ArrayList()
+    for st in statuses:
+        files.add(st)
+    roots = jvm.java.util.ArrayList()
+    roots.add(root)
+    schema = spark._jsparkSession.table(t).schema()
+    lookup = store(spark).statsFor(spark._jsparkSession, conv.asScala(roots).toSeq(), "parquet", schema,
+                                   conv.asScala(files).toSeq())
+    assert (lookup.fromSidecar(), lookup.fromFooter(), lookup.unknown()) == (2, 1, 0)
+    assert lookup.stats().size() == 3
+    rows = sorted(lookup.stats().apply(k).rowCount().get() for k in range(3))
+    assert rows == [2, 3, 4]
+
+
+def test_write_file_stats_argument_errors(spark, s):
+    csv = f"{s}.csv_table"
+    spark.sql(f"drop table if exists {csv}")
+    spark.sql(f"create table {csv} (x int) using csv")
+    with pytest.raises(Exception, match=r"write_file_stats: .*csv_table is not a parquet or orc table"):
+        write_stats(spark, csv)
+    spark.sql(f"create or replace view {s}.a_view as select 1 as x")
+    with pytest.raises(Exception, match=r"a_view is not a parquet or orc table"):
+        write_stats(spark, f"{s}.a_view")
+    with pytest.raises(Exception, match=r"rebuild must be true or false"):
+        write_stats(spark, csv, "'maybe'")
+    with pytest.raises(Exception, match=r"WRONG_NUM_ARGS|write_file_stats"):
+        spark.sql("select * from write_file_stats()").collect()
