@@ -260,6 +260,21 @@ def test_parquet_footers_bound_the_data_and_drop_what_is_doubtful(spark, s):
     assert files[7]["cols"]["i"] == {"min": None, "max": None, "nulls": 2}
 
 
+def test_truncated_parquet_string_statistics_still_bound_the_data(spark, s):
+    # parquet-mr truncates without marking the bound inexact: a prefix for min, rounded up for max
+    t = f"{s}.pq_truncated"
+    spark.sql(f"drop table if exists {t}")
+    spark.sql(f"create table {t} (s string) using parquet")
+    with confs(spark, **{"parquet.statistics.truncate.length": "8"}):
+        spark.sql(f"insert into {t} select /*+ REPARTITION(1) */ * from values ('{'a' * 30}'), ('{'z' * 30}'), "
+                  f"('é{'ÿ' * 20}'), ('mmm') as v(s)")
+    columns = {"s": "string"}
+    desc = describe(spark, t)
+    check_bounds(desc, actual(spark, t, columns), columns)
+    (f,) = desc["files"]
+    assert f["cols"]["s"]["min"] is None or len(f["cols"]["s"]["min"].encode()) <= 8
+
+
 def test_orc_footers_bound_the_data(spark, s):
     t = f"{s}.orc_footers"
     build(spark, t, "orc")

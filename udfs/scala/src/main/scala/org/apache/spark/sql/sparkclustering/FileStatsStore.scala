@@ -75,6 +75,15 @@ object FileStatsStore {
   /** Statistics of `files` (live data files of one scan) of a parquet or orc table rooted at one
    *  of `roots`. Never fails: a file whose statistics cannot be had is `FileStats.Unknown`. */
   def statsFor(spark: SparkSession, roots: Seq[Path], format: String, dataSchema: StructType,
+      files: Seq[FileStatus]): StatsLookup =
+    try lookup(spark, roots, format, dataSchema, files)
+    catch { case NonFatal(_) => StatsLookup(files.map(_ => FileStats.Unknown).toIndexedSeq, 0, 0, files.size, 0L) }
+
+  /** A modification time is part of every key: a file system that reports none (0) could hand out
+   *  the statistics of an older file of the same name and size, so such files are always read. */
+  private def hasMtime(f: FileStatus): Boolean = f.getModificationTime > 0
+
+  private def lookup(spark: SparkSession, roots: Seq[Path], format: String, dataSchema: StructType,
       files: Seq[FileStatus]): StatsLookup = {
     val conf = ReclusterFiles.hadoopConf(spark)
     val ctx = ReadContext(spark, format)
@@ -89,7 +98,7 @@ object FileStatsStore {
     var fromSidecar = 0
     val needFooter = Seq.newBuilder[Int]
     files.iterator.zipWithIndex.foreach { case (file, i) =>
-      val hit = qualifiedRoots.iterator.flatMap { root =>
+      val hit = qualifiedRoots.iterator.filter(_ => hasMtime(file)).flatMap { root =>
         relativePath(root, file.getPath).flatMap(rel =>
           sidecarOf(root).entries.get(EntryKey(rel, file.getLen, file.getModificationTime)))
       }.find(_.ctx == ctx.sidecarContext)
@@ -348,17 +357,18 @@ object FileStatsStore {
       case "orc" => orcFooter(conf, _)
       case other => _ => throw new IOException(s"no footer statistics for format $other")
     }
+    def cacheKey(f: FileStatus) =
+      Some(FooterCache.Key(f.getPath.toString, f.getLen, f.getModificationTime)).filter(_ => hasMtime(f))
     def readOne(f: FileStatus): Option[Footer] = {
-      val key = FooterCache.Key(f.getPath.toString, f.getLen, f.getModificationTime)
-      FooterCache.get(key).orElse {
+      cacheKey(f).flatMap(FooterCache.get).orElse {
         // any failure (unreadable, not this format, encrypted, vanished) only costs the skipping;
         // failures are not cached, the next query tries again
         val footer = try Some(read(f)) catch { case NonFatal(_) => None }
-        footer.foreach(FooterCache.put(key, _))
+        for (k <- cacheKey(f); v <- footer) FooterCache.put(k, v)
         footer
       }
     }
-    val cached = files.map(f => FooterCache.get(FooterCache.Key(f.getPath.toString, f.getLen, f.getModificationTime)))
+    val cached = files.map(f => cacheKey(f).flatMap(FooterCache.get))
     val missing = files.indices.filter(i => cached(i).isEmpty)
     if (missing.size <= 1) return files.indices.map(i => cached(i).orElse(readOne(files(i))))
     val pool = poolOfSize(intConf(spark, FooterThreadsConf, DefaultFooterThreads))
@@ -683,8 +693,10 @@ object FileStatsStore {
 
     /** `fields`: the table's recordable columns. */
     def toFileStats(fields: Seq[StructField]): FileStats = {
+      def own(v: Any): Any = v match { case d: Decimal => d.clone() case other => other }
       val cols = fields.iterator.flatMap { f =>
-        columns.get(f.name).filter(_.dataType == f.dataType.catalogString).map(c => f.name -> c.stats)
+        columns.get(f.name).filter(_.dataType == f.dataType.catalogString)
+          .map(c => f.name -> c.stats.copy(min = c.stats.min.map(own), max = c.stats.max.map(own)))
       }.toMap
       FileStats(Some(rows), cols)
     }
@@ -936,8 +948,9 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       r.getFileSystem(conf).makeQualified(r)
     }
     // the sidecar holds the files below the table's root (a partition elsewhere keeps its footers)
-    val files = ReclusterFiles.dataFiles(spark, t).flatMap(d => relativePath(root, d.path).map(rel =>
-      EntryKey(rel, d.size, d.modificationTime) -> d))
+    // that have a modification time (part of the key)
+    val files = ReclusterFiles.dataFiles(spark, t).filter(_.modificationTime > 0)
+      .flatMap(d => relativePath(root, d.path).map(rel => EntryKey(rel, d.size, d.modificationTime) -> d))
     if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed))
 
     val ctx = ReadContext(spark, format)
