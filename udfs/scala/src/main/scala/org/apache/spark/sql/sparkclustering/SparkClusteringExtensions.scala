@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 /**
- * Registers range_id, zorder_key and hilbert_key as native Catalyst functions. Load with
+ * Registers range_id, zorder_key and hilbert_key as native Catalyst functions, the file operations
+ * of recluster() as table functions, and planning-time data skipping for parquet/orc scans. Load with
  *   spark.jars=build/spark-clustering-udfs.jar
  *   spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions
  */
@@ -13,6 +14,8 @@ class SparkClusteringExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     SparkClusteringFunctions.all.foreach(extensions.injectFunction)
     ReclusterTableFunctions.all.foreach(extensions.injectTableFunction)
+    // planning-time data skipping (DataSkipping.scala); off with spark.sparkclustering.skipping.enabled=false
+    extensions.injectPlannerStrategy(DataSkippingStrategy)
   }
 }
 

@@ -1,0 +1,33 @@
+package org.apache.spark.sql.sparkclustering
+
+import org.apache.spark.sql.types._
+
+/**
+ * What one data file is proven to hold in one column. Values are Catalyst's internal values for
+ * the column's Spark type: Boolean, Byte, Short, Int, Long, Float, Double, Decimal, Int days
+ * (DateType), Long microseconds (TimestampType, TimestampNTZType), UTF8String (StringType).
+ *
+ * `min` / `max` bound the file's non-NULL values in Spark's ordering (NaN is the largest double,
+ * -0.0 = 0.0); None = not proven (the file may hold any value). `nullCount` None = unknown.
+ * A bound may be loose (min lower, max higher than the data) but never tight past the data.
+ */
+final case class ColumnStats(min: Option[Any], max: Option[Any], nullCount: Option[Long])
+
+/**
+ * One file's statistics. `rowCount` None = unknown. `columns` by the table's field name (the
+ * name in the table schema); a column that is absent is unknown.
+ */
+final case class FileStats(rowCount: Option[Long], columns: Map[String, ColumnStats])
+
+object FileStats {
+  val Unknown: FileStats = FileStats(None, Map.empty)
+
+  /** Types whose min/max the package records and data skipping compares. */
+  def supported(dataType: DataType): Boolean = dataType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType => true
+    case _: DecimalType | DateType | TimestampType | TimestampNTZType => true
+    // byte order is the string order only for the default (UTF8_BINARY) collation
+    case s: StringType => s.supportsBinaryOrdering
+    case _ => false
+  }
+}
