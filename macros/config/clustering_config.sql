@@ -115,6 +115,11 @@
         {{ spark_clustering.config_error('cluster_validate', validate, 'use true or false (a boolean, not ' ~ spark_clustering._type_name(validate) ~ ')', subject) }}
     {%- endif -%}
 
+    {%- set file_stats = spark_clustering._config_value(cfg_source, 'cluster_file_stats', true) -%}
+    {%- if file_stats is not boolean -%}
+        {{ spark_clustering.config_error('cluster_file_stats', file_stats, 'use true or false (a boolean, not ' ~ spark_clustering._type_name(file_stats) ~ ')', subject) }}
+    {%- endif -%}
+
     {{ return({
         'cluster_by': cluster_by,
         'method': method,
@@ -126,6 +131,7 @@
         'partition_by': partition_by,
         'sample_rows_per_range': sample_rows_per_range,
         'validate': validate,
+        'file_stats': file_stats,
     }) }}
 {% endmacro %}
 

@@ -138,6 +138,8 @@
                 'spark_clustering.method': settings.cfg.method,
                 'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
         {%- endcall %}
+        {#- the rewritten files' statistics for data skipping (only files the sidecar lacks are read) -#}
+        {%- do spark_clustering._write_file_stats_after_write(relation, settings.cfg) -%}
     {%- endif -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason

@@ -37,6 +37,9 @@
     {{ spark_clustering.fault_point('after_staging_write') }}
 
     {{ spark_clustering.validate_staging(staging, plan, cfg) }}
+    {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
+        valid through the rename swap (file sizes and modification times do not change) -#}
+    {%- do spark_clustering._write_file_stats_after_write(staging, cfg) -%}
     {%- do spark_clustering._table_lease_check(lease, 'clustered_table ' ~ model.name) -%}
     {{ spark_clustering.swap_relation(staging, target_relation, existing) }}
     {%- do spark_clustering._table_lease_release(lease) -%}
