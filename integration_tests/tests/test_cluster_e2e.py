@@ -18,6 +18,7 @@ import pytest
 from harness.cluster import StandaloneCluster, get_json
 from harness.dbt import run_dbt
 from harness.paths import WORK
+from harness.plans import skipping_summary
 from harness.thrift import ThriftServer, free_port, pid_alive
 
 pytestmark = pytest.mark.cluster
@@ -46,13 +47,20 @@ class Stack:
         return [e for e in get_json(f"{self.api}/applications/{self.app_id}/executors") if e["id"] != "driver"]
 
     def query(self, sql: str) -> list[tuple]:
+        return self.session([sql])[0]
+
+    def session(self, statements: list[str]) -> list[list[tuple]]:
+        """The statements in one Thrift session (so a SET holds for the ones after it)."""
         from pyhive import hive
 
         conn = hive.connect(host=self.server.host, port=self.server.port, username="dbt")
         try:
             cur = conn.cursor()
-            cur.execute(sql)
-            return cur.fetchall()
+            results = []
+            for sql in statements:
+                cur.execute(sql)
+                results.append(cur.fetchall() if cur.description else [])
+            return results
         finally:
             conn.close()
 
@@ -176,6 +184,22 @@ def test_hilbert_scans_fewer_files_than_insertion_order(request, stack, built):
     _say(request, f"\n[cluster] workload ratios (files scanned / files): {ratio}")
     assert ratio["telemetry_hilbert"] < ratio["telemetry_insertion_order"], ratio
     assert ratio["telemetry_zorder"] < ratio["telemetry_insertion_order"], ratio
+
+
+def test_queries_skip_files_on_the_cluster(request, stack, built):
+    """A box query on the hilbert table reads fewer files, planned from the sidecar clustered_table
+    wrote, and returns what the same query returns with data skipping off (one Thrift session)."""
+    table = f"{SCHEMA}.telemetry_hilbert"
+    query = f"select count(*), sum(reading_value) from {table} where mission_id between 10 and 17"
+    outcome = stack.session([f"explain {query}", query, "set spark.sparkclustering.skipping.enabled=false", query,
+                             f"explain {query}"])
+    plan_on, on, off, plan_off = ("\n".join(str(r[0]) for r in outcome[0]), outcome[1], outcome[3],
+                                  "\n".join(str(r[0]) for r in outcome[4]))
+    kept = skipping_summary(plan_on)
+    _say(request, f"\n[cluster] data skipping: {kept}")
+    assert on == off and on[0][0] > 0, (on, off)
+    assert kept["kept"] < kept["total"] and kept["sidecar"] == kept["total"], plan_on
+    assert "DataSkipping: kept" not in plan_off, plan_off
 
 
 def test_keys_were_computed_on_both_workers_executors(request, stack, built):

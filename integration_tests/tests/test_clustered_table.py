@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.dbt import DbtError
+from harness.dbt import DbtError, run_operation_json
 from harness.layout import fingerprint, file_ranges, mean_files_scanned, mean_width_ratio, random_boxes
+from harness.plans import skipping_summary
 
 ROWS = 100_000
 
@@ -84,6 +85,64 @@ def test_hilbert_scans_no_more_files_than_zorder_on_a_box_workload(spark, cluste
     assert scanned["hilbert"] <= scanned["zorder"]
     assert scanned["hilbert"] < scanned["linear"]
     assert scanned["hilbert"] < 0.4 * 64
+
+
+def _table_location(spark, table: str) -> str:
+    return spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]
+
+
+def test_queries_skip_files_by_the_sidecar_clustered_table_wrote(spark, dbt, dbt_schema, clustered_64):
+    """clustered_table leaves exact per-file statistics in the table directory; a box query plans
+    exactly the files whose [min, max] meet the box (computed here from the rows) and answers as
+    with skipping off."""
+    table = clustered_64["hilbert"]
+    ranges = file_ranges(spark, table, ["a", "b", "c"])
+    for box in random_boxes(spark, clustered_64["insertion"], ["a", "b", "c"], count=5, fraction=0.3, seed=3):
+        where = " and ".join(f"{c} between {lo} and {hi}" for c, (lo, hi) in box.items())
+        query = f"select count(*), sum(hash(*)) from {table} where {where}"
+        plan = spark.sql(f"explain {query}").first()[0]
+        summary = skipping_summary(plan)
+        assert summary["sidecar"] == summary["total"] == 64, plan
+        assert summary["kept"] == round(mean_files_scanned(ranges, [box])), (box, summary)
+        on = spark.sql(query).collect()
+        spark.conf.set("spark.sparkclustering.skipping.enabled", "false")
+        try:
+            assert spark.sql(query).collect() == on
+        finally:
+            spark.conf.unset("spark.sparkclustering.skipping.enabled")
+
+
+def test_write_file_stats_run_operation_covers_any_table(spark, dbt_schema, clustered_64):
+    """A table no package writer built (plain CTAS) gets its sidecar from the run-operation; a second
+    call reads nothing; the clustered table's sidecar already covers every file."""
+    plain = clustered_64["insertion"]
+    first = run_operation_json("write_file_stats", {"relation": plain}, schema=dbt_schema)
+    assert first["files"] == first["files_scanned"] == 64, first
+    again = run_operation_json("write_file_stats", {"relation": plain}, schema=dbt_schema)
+    assert (again["files"], again["files_scanned"]) == (64, 0), again
+    clustered = run_operation_json("write_file_stats", {"relation": clustered_64["hilbert"]}, schema=dbt_schema)
+    assert (clustered["files"], clustered["files_scanned"]) == (64, 0), clustered
+    plan = spark.sql(f"explain select count(*) from {plain} where id between 100 and 900").first()[0]
+    assert skipping_summary(plan)["sidecar"] == 64, plan
+
+
+def test_cluster_file_stats_false_writes_no_sidecar(spark, dbt, sources):
+    import os
+    from urllib.parse import urlparse
+
+    build(dbt, f"{sources}.uniform3", "no_sidecar", num_files=4, cluster_by=["a", "b"], file_stats=False)
+    location = urlparse(_table_location(spark, f"{sources}.no_sidecar")).path
+    assert not os.path.exists(os.path.join(location, "_sc_file_stats")), os.listdir(location)
+    # footers still prove bounds for int/double columns
+    plan = spark.sql(f"explain select count(*) from {sources}.no_sidecar where a < 0").first()[0]
+    assert skipping_summary(plan) == {"kept": 0, "total": 4, "sidecar": 0, "footers": 4, "unknown": 0}, plan
+
+
+def test_cluster_file_stats_must_be_a_boolean(dbt, sources):
+    error = pytest.raises(DbtError, build, dbt, f"{sources}.uniform3", "bad_sidecar_flag", num_files=2,
+                          cluster_by=["a"], file_stats="false")
+    assert "config 'cluster_file_stats' = false is not valid: use true or false (a boolean, not a string 'false')" \
+        in str(error.value), error.value
 
 
 def test_two_columns_tight(spark, dbt, sources):

@@ -14,6 +14,7 @@ import pytest
 
 from harness.dbt import DbtError, run_operation_json
 from harness.metrics_reference import column_metrics
+from harness.plans import skipping_summary
 from harness.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
 
 FILE_ROWS = 2000
@@ -133,10 +134,18 @@ def test_run_operation_reports_the_decision_and_metrics(spark, dbt, s):
     alias = "rc_op"
     run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 3})
     run_model(dbt, alias, 6000, 9000, spark_clustering_recluster=False)
+    # data skipping's statistics: the appended files only from their footers, the rest from the sidecar
+    # the first run's recluster wrote
+    probe = f"explain select count(*) from {s}.{alias} where a < 500"
+    appended = skipping_summary(spark.sql(probe).first()[0])
+    assert appended["footers"] > 0 and appended["sidecar"] > 0, appended
     out = recluster_op(dbt, s, alias, spark_clustering_recluster=False)
     assert out["decision"] == "skipped" and "spark_clustering_recluster" in out["reason"]
     out = recluster_op(dbt, s, alias, final=True, recluster={"max_average_depth": 4})
     assert out["decision"] == "reclustered", out
+    # the commit's write_file_stats covered the rewritten files (and any the sidecar lacked)
+    reclustered = skipping_summary(spark.sql(probe).first()[0])
+    assert reclustered["sidecar"] == reclustered["total"] and reclustered["kept"] < reclustered["total"], reclustered
     assert out["before"]["new_rows"] == 3000 and out["after"]["new_rows"] == 0
     assert out["after"]["rows"] == 9000 and out["rounds"][0]["status"] == "committed"
     assert set(out["after"]["columns"]) == set(COLUMNS)

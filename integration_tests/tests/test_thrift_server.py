@@ -9,6 +9,7 @@ import pytest
 
 from harness.dbt import run_dbt
 from harness.paths import WORK
+from harness.plans import skipping_summary
 from harness.thrift import ThriftServer, pid_alive
 
 pytestmark = pytest.mark.thrift
@@ -53,6 +54,36 @@ def test_thrift_target_builds_and_reads_back(thrift_server):
         assert [r[0] for r in cur.fetchall()] == ["hilbert_key"]
     finally:
         conn.close()
+
+
+def test_queries_skip_files_over_thrift(thrift_server):
+    """The server's planner prunes files by footer min/max: 8 files, each one id range; a query
+    plans exactly the files whose id range meets it and answers as with skipping off."""
+    from pyhive import hive
+
+    conn = hive.connect(host=thrift_server.host, port=thrift_server.port, username="dbt")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"create schema if not exists {SCHEMA}")
+        cur.execute(f"drop table if exists {SCHEMA}.skipping")
+        cur.execute(f"create table {SCHEMA}.skipping using parquet as "
+                    "select /*+ REPARTITION_BY_RANGE(8, id) */ id, id * 3 as v from range(0, 8000)")
+        query = f"select count(*), sum(v) from {SCHEMA}.skipping where id >= 1000 and id < 1500"
+        cur.execute(f"explain {query}")
+        plan = "\n".join(r[0] for r in cur.fetchall())
+        cur.execute(query)
+        on = cur.fetchall()
+        cur.execute("set spark.sparkclustering.skipping.enabled=false")
+        cur.execute(query)
+        off = cur.fetchall()
+        cur.execute(f"select min(id), max(id) from {SCHEMA}.skipping group by input_file_name()")
+        ranges = cur.fetchall()
+    finally:
+        conn.close()
+    assert on == off == [(500, 3 * sum(range(1000, 1500)))]
+    meeting = sum(1 for lo, hi in ranges if lo < 1500 and hi >= 1000)
+    assert len(ranges) == 8 and meeting < 8
+    assert skipping_summary(plan) == {"kept": meeting, "total": 8, "sidecar": 0, "footers": 8, "unknown": 0}, plan
 
 
 def test_server_process_is_gone_after_stop(thrift_server):

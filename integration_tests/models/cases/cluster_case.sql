@@ -12,6 +12,7 @@
     cluster_validate=var('case_validate', true),
     alias=var('case_alias', 'cluster_case'),
     location_root=var('case_location_root', none),
+    cluster_file_stats=var('case_file_stats', none),
 ) }}
 
 select * from {{ var('case_source', 'case_source') }}
