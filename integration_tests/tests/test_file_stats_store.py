@@ -342,6 +342,26 @@ def test_sidecar_is_exact_and_incremental(spark, s):
     assert len([p for p in sidecar_files(spark, t) if p.startswith("stats-")]) == 1
 
 
+def test_many_new_files_are_read_through_the_root_listing(spark, s):
+    # more than 32 new files: the job reads the root, cut to the new files by a file-path filter
+    t = f"{s}.pq_many"
+    spark.sql(f"drop table if exists {t}")
+    spark.sql(f"create table {t} (x bigint, y string) using parquet")
+    spark.sql(f"insert into {t} select /*+ REPARTITION(3) */ id, cast(id as string) from range(30)")
+    first = write_stats(spark, t)
+    spark.sql(f"insert into {t} select /*+ REPARTITION(40) */ id, concat('n', id) from range(1000, 1400)")
+    result = write_stats(spark, t)
+    assert result["files"] == first["files"] + 40 and result["files_scanned"] == 40
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == result["files"]
+    columns = {"x": "bigint", "y": "string"}
+    act = actual(spark, t, columns)
+    check_bounds(desc, act, columns)
+    for f in desc["files"]:
+        for c in columns:
+            assert_exact(f, act[local(f["path"])], c, columns)
+
+
 def test_sidecar_of_an_orc_table_includes_timestamps(spark, s):
     t = f"{s}.orc_sidecar"
     build(spark, t, "orc")

@@ -589,6 +589,13 @@ object FileStatsStore {
 
   // ---- orc footers ----------------------------------------------------------------------------------
 
+  /** The row count in the file's footer. */
+  private[sparkclustering] def footerRowCount(conf: Configuration, format: String, status: FileStatus): Option[Long] =
+    Try(format.toLowerCase match {
+      case "parquet" => parquetFooter(conf, status).rowCount
+      case "orc" => orcFooter(conf, status).rowCount
+    }).toOption
+
   private def orcFooter(conf: Configuration, status: FileStatus): Footer = {
     val path = status.getPath
     val reader = OrcFile.createReader(path,
@@ -774,10 +781,25 @@ object FileStatsStore {
     else Some(nodes.flatten.flatMap(n => Try(parseEntry(n)).toOption.flatten))
   }
 
+  private val DecimalName = """decimal\((\d+),(\d+)\)""".r
   private val typeCache = new ConcurrentHashMap[String, Option[DataType]]()
+  /** A recorded type name back to its type (the common names without Spark's SQL parser). */
   private def parseType(s: String): Option[DataType] =
-    typeCache.computeIfAbsent(s, t => Try(CatalystSqlParser.parseDataType(t)).toOption
-      .filter(dt => FileStats.supported(dt) && dt.catalogString == t))
+    typeCache.computeIfAbsent(s, t => Try(t match {
+      case "boolean" => BooleanType
+      case "tinyint" => ByteType
+      case "smallint" => ShortType
+      case "int" => IntegerType
+      case "bigint" => LongType
+      case "float" => FloatType
+      case "double" => DoubleType
+      case "date" => DateType
+      case "timestamp" => TimestampType
+      case "timestamp_ntz" => TimestampNTZType
+      case "string" => StringType
+      case DecimalName(p, sc) => DecimalType(p.toInt, sc.toInt)
+      case other => CatalystSqlParser.parseDataType(other)
+    }).toOption.filter(dt => FileStats.supported(dt) && dt.catalogString == t))
 
   private def parseEntry(n: JsonNode): Option[Entry] = {
     def req(name: String): JsonNode = Option(n.get(name)).filterNot(_.isNull)
@@ -961,7 +983,8 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     }.toMap
     val toScan = files.filterNot { case (key, _) => kept.contains(key) }
     val scanned = if (toScan.isEmpty) Map.empty[EntryKey, Entry]
-      else scan(spark, format, dataSchema, columns, root, toScan.map(_._2), ctx.sidecarContext)
+      else scan(spark, format, dataSchema, columns, root, toScan.map(_._2), toScan.size == files.size,
+        ctx.sidecarContext)
 
     val entries = files.flatMap { case (key, _) => kept.get(key).orElse(scanned.get(key)) }
     val unchanged = toScan.isEmpty && existing.read.size == 1 && existing.entries.size == entries.size
@@ -979,20 +1002,24 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
   /** One aggregation job: per file, count(*) and per column min, max, count(column). Files that
    *  changed or vanished since the listing yield no entry. */
   private def scan(spark: SparkSession, format: String, dataSchema: StructType, columns: Seq[StructField],
-      root: Path, files: Seq[ReclusterFiles.DataFile], ctx: String): Map[EntryKey, Entry] = {
-    val df = ReclusterFiles.classic(spark).read.format(format).schema(dataSchema)
-      // the listed files exactly: no partition inference, no globbing of names with [ ] * ?
+      root: Path, files: Seq[ReclusterFiles.DataFile], all: Boolean, ctx: String): Map[EntryKey, Entry] = {
+    val reader = ReclusterFiles.classic(spark).read.format(format).schema(dataSchema)
+      // the files as they are: no partition inference, no globbing of names with [ ] * ?
       .option("recursiveFileLookup", "true")
       .option(DataSource.GLOB_PATHS_KEY, "false")
       .option("ignoreMissingFiles", "true")
       // statistics of a partly read file would be wrong: a corrupt file fails the job instead
       .option("ignoreCorruptFiles", "false")
-      .load(files.map(_.path.toString): _*)
+    // Spark lists many explicit paths one by one (a listing job); the root is one recursive listing,
+    // cut down to the wanted files by a file-path filter that Spark applies to the listing
+    val byRoot = all || files.size > 32
+    val df = if (byRoot) reader.load(root.toString) else reader.load(files.map(_.path.toString): _*)
     // Spark's file-metadata column, found even when the table has a column named _metadata
     val metadata = df.metadataColumn("_metadata")
+    val wanted = if (byRoot && !all) df.where(metadata.getField("file_path").isin(files.map(_.filePath): _*)) else df
     def col(name: String): Column = df.col("`" + name.replace("`", "``") + "`")
     val aggregates = Seq(count(lit(1))) ++ columns.flatMap(c => Seq(min(col(c.name)), max(col(c.name)), count(col(c.name))))
-    val grouped = df.groupBy(metadata.getField("file_path"), metadata.getField("file_size"),
+    val grouped = wanted.groupBy(metadata.getField("file_path"), metadata.getField("file_size"),
       metadata.getField("file_modification_time")).agg(aggregates.head, aggregates.tail: _*)
     // Catalyst values as they are: no conversion through Java dates or decimals
     val rows: Array[InternalRow] = grouped.queryExecution.executedPlan.executeCollect()
@@ -1020,12 +1047,15 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
           key -> Entry(key, rowCount, ctx, cols)
         }
     }.toMap
-    // a file without a group holds no rows, if it is still there as listed (else it vanished)
+    // a file without a group holds no rows when it is still there as listed (else it vanished)
+    // and its footer agrees (a path the job saw under another spelling must not pass for empty)
     val seen = withRows.keySet.map(_.path)
+    val conf = ReclusterFiles.hadoopConf(spark)
     val empty = files.flatMap(d => relativePath(root, d.path).filterNot(seen.contains).map(_ -> d)).flatMap {
       case (rel, d) =>
         Try(fs.getFileStatus(d.path)).toOption
-          .filter(s => s.getLen == d.size && s.getModificationTime == d.modificationTime).map { _ =>
+          .filter(s => s.getLen == d.size && s.getModificationTime == d.modificationTime)
+          .filter(s => footerRowCount(conf, format, s).contains(0L)).map { _ =>
             val key = EntryKey(rel, d.size, d.modificationTime)
             key -> Entry(key, 0L, ctx, columns.map(c =>
               c.name -> EntryColumn(c.dataType.catalogString, ColumnStats(None, None, Some(0L)))).toMap)
