@@ -15,7 +15,7 @@ import scala.util.control.NonFatal
 import com.fasterxml.jackson.core.{JsonFactory, JsonGenerator}
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, FileSystem, FSDataInputStream, Path}
+import org.apache.hadoop.fs.{FileStatus, FSDataInputStream, Path}
 import org.apache.orc.{BooleanColumnStatistics, DateColumnStatistics, DecimalColumnStatistics, DoubleColumnStatistics,
   IntegerColumnStatistics, OrcFile, StringColumnStatistics, TypeDescription}
 import org.apache.parquet.format.{FileMetaData => ThriftFileMetaData, Util => ParquetThrift}
