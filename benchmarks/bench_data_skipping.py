@@ -112,6 +112,20 @@ def files_read(scans) -> int:
     return int(sum(n.metrics().get("numFiles").get().value() for n in scans))
 
 
+SKIPPING_METRICS = ["filesBeforeSkipping", "filesSkippedByStats", "statsTime"]  # the rule's scan node adds them
+
+
+def skipping_metrics(scans) -> dict:
+    """The rule's own scan metrics summed over the scans (statsTime in ms); {} without the rule."""
+    out = {}
+    for n in scans:
+        for name in SKIPPING_METRICS:
+            m = n.metrics().get(name)
+            if m.isDefined():
+                out[name] = out.get(name, 0) + int(m.get().value())
+    return out
+
+
 def scan_classes(scans) -> list[str]:
     return sorted({n.getClass().getName() for n in scans})
 
@@ -142,7 +156,7 @@ def run_query(spark, sql: str, on: bool, want_paths: bool = False) -> dict:
     seconds = time.perf_counter() - start
     scans = scan_nodes(df._jdf.queryExecution().executedPlan())
     out = {"answer": [tuple(r) for r in rows], "seconds": seconds, "files": files_read(scans),
-           "scan_classes": scan_classes(scans)}
+           "scan_classes": scan_classes(scans), "skipping_metrics": skipping_metrics(scans)}
     if want_paths:
         out["paths"] = sorted(local_path(p) for p in scan_paths(scans))
     return out
@@ -314,7 +328,7 @@ def part_lineitem(spark, args) -> dict:
         ideal = intersecting(boxes, q["box"])
         q.update(files_off=off["files"], files_on=on["files"], ideal=len(ideal), answer=off["answer"],
                  answers_equal=off["answer"] == on["answer"], scan_classes_on=on["scan_classes"],
-                 scan_classes_off=off["scan_classes"], paths_on=on["paths"],
+                 scan_classes_off=off["scan_classes"], skipping_metrics_on=on["skipping_metrics"], paths_on=on["paths"],
                  extra_files=[p for p in on["paths"] if p not in {f["path"] for f in ideal}],
                  missing_files=[f["path"] for f in ideal if f["path"] not in set(on["paths"])] if on["paths"] else [],
                  seconds_on=[], seconds_off=[])
@@ -361,6 +375,7 @@ def part_lineitem(spark, args) -> dict:
         "scan_classes_on": sorted({c for q in queries for c in q["scan_classes_on"]}),
         "scan_classes_off": sorted({c for q in queries for c in q["scan_classes_off"]}),
         "per_kind": per_kind,
+        "stats_ms_on_warmup": sum(q["skipping_metrics_on"].get("statsTime", 0) for q in queries),
     }
 
     print(f"\n## TPC-H lineitem SF {args.sf:g}: {info['rows']:,} rows, {info['files']} files, hilbert on "
@@ -423,9 +438,9 @@ def small_files_dir(spark, args) -> Path:
     return path
 
 
-def plan_once(spark, sql: str, on: bool) -> tuple[float, int]:
+def plan_once(spark, sql: str, on: bool, metrics: dict | None = None) -> tuple[float, int]:
     """Planning time of `sql` (parse, analyze, optimize, physical plan, the scans' file listing),
-    no Spark job; and the files the scans will read."""
+    no Spark job; and the files the scans will read (the rule's own scan metrics into `metrics`)."""
     set_skipping(spark, on)
     start = time.perf_counter()
     df = spark.sql(sql)
@@ -434,6 +449,8 @@ def plan_once(spark, sql: str, on: bool) -> tuple[float, int]:
     for n in scans:
         n.inputRDD()
     seconds = time.perf_counter() - start
+    if metrics is not None:
+        metrics.update(skipping_metrics(scans))
     return seconds, files_read(scans)
 
 
@@ -457,21 +474,26 @@ def part_small_files(spark, args) -> dict:
 
     first = queries[0]
     cold_off, first["files_off"] = plan_once(spark, first["sql"], False)
-    first_on, first["files_on"] = plan_once(spark, first["sql"], True)
+    first["skipping_metrics_on"] = {}
+    first_on, first["files_on"] = plan_once(spark, first["sql"], True, first["skipping_metrics_on"])
     warm_off, _ = plan_once(spark, first["sql"], False)
     first.update(plan_off_cold_ms=cold_off * 1e3, plan_on_first_ms=first_on * 1e3, plan_off_warm_ms=warm_off * 1e3)
     print(f"\nfirst query: planning rule off (cold listing) {cold_off * 1e3:.0f} ms; rule on (first look) "
           f"{first_on * 1e3:.0f} ms; rule off again {warm_off * 1e3:.0f} ms; files on {first['files_on']} / "
-          f"off {first['files_off']} / ideal {first['ideal']}")
+          f"off {first['files_off']} / ideal {first['ideal']}; the rule's scan metrics {first['skipping_metrics_on']}")
 
     for i, q in enumerate(queries[1:]):
-        on_s, off_s = [], []
+        on_s, off_s, stats_ms = [], [], []
         for r in range(args.plan_repeat):
             for on in ([True, False] if (i + r) % 2 == 0 else [False, True]):
-                seconds, files = plan_once(spark, q["sql"], on)
+                metrics = {}
+                seconds, files = plan_once(spark, q["sql"], on, metrics)
                 (on_s if on else off_s).append(seconds)
                 q["files_on" if on else "files_off"] = files
-        q.update(plan_on_ms=statistics.median(on_s) * 1e3, plan_off_ms=statistics.median(off_s) * 1e3)
+                if on and "statsTime" in metrics:
+                    stats_ms.append(metrics["statsTime"])
+        q.update(plan_on_ms=statistics.median(on_s) * 1e3, plan_off_ms=statistics.median(off_s) * 1e3,
+                 stats_ms=statistics.median(stats_ms) if stats_ms else None)
         q["overhead_ms"] = q["plan_on_ms"] - q["plan_off_ms"]
 
     answers_equal = True
@@ -492,6 +514,8 @@ def part_small_files(spark, args) -> dict:
         "max_overhead_ms": max(q["overhead_ms"] for q in rest) if rest else None,
         "median_plan_on_ms": statistics.median(q["plan_on_ms"] for q in rest) if rest else None,
         "median_plan_off_ms": statistics.median(q["plan_off_ms"] for q in rest) if rest else None,
+        "median_stats_ms": (statistics.median(q["stats_ms"] for q in rest)
+                            if rest and all(q["stats_ms"] is not None for q in rest) else None),
         "files_on": sum(q["files_on"] for q in queries), "files_off": sum(q["files_off"] for q in queries),
         "ideal": sum(q["ideal"] for q in queries), "answers_equal": answers_equal,
         "run_on_s": sum(q["run_on_s"] for q in queries), "run_off_s": sum(q["run_off_s"] for q in queries),
@@ -502,10 +526,14 @@ def part_small_files(spark, args) -> dict:
     print(f"| first query planning, rule off, cold listing | {summary['first_plan_off_cold_ms']:.0f} ms |")
     print(f"| first query planning, rule on (footers read) | {summary['first_plan_on_ms']:.0f} ms |")
     print(f"| same query planning, rule off, warm | {summary['first_plan_off_warm_ms']:.0f} ms |")
+    if "statsTime" in first["skipping_metrics_on"]:
+        print(f"| first query, the rule's statsTime metric | {first['skipping_metrics_on']['statsTime']} ms |")
     if rest:
         print(f"| queries 2..{len(queries)}: median planning on / off | {summary['median_plan_on_ms']:.1f} / "
               f"{summary['median_plan_off_ms']:.1f} ms |")
         print(f"| **queries 2..{len(queries)}: median overhead (on - off)** | **{summary['median_overhead_ms']:.1f} ms** |")
+        if summary["median_stats_ms"] is not None:
+            print(f"| queries 2..{len(queries)}: median of the rule's statsTime metric | {summary['median_stats_ms']:.0f} ms |")
         print(f"| queries 2..{len(queries)}: max overhead | {summary['max_overhead_ms']:.1f} ms |")
     print(f"| files read on / off / ideal (all queries) | {summary['files_on']} / {summary['files_off']} / "
           f"{summary['ideal']} |")
