@@ -118,7 +118,7 @@ class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dat
 
   private def prune(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): (Seq[PartitionDirectory], SkippingResult) = {
     val directories = delegate.listFiles(partitionFilters, dataFilters)
-    val files = directories.flatMap(_.files)
+    val files = directories.flatMap(_.files).toIndexedSeq
     val filters = FileSkippingPredicate.usable(dataFilters)
     val spark = SparkSession.active
     val (kept, result) =
@@ -128,10 +128,11 @@ class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dat
       } else {
         val start = System.nanoTime()
         val lookup = FileStatsStore.statsFor(spark, rootPaths, format, dataSchema, files.map(_.fileStatus))
-        val stats = files.map(_.getPath).zip(lookup.stats).toMap
-        val kept = directories.map { d =>
-          d.copy(files = d.files.filter(f => FileSkippingPredicate.mayMatch(filters, stats(f.getPath))))
-        }.filter(_.files.nonEmpty)
+        val mayMatch = FileSkippingPredicate.compile(filters)
+        // lookup.stats is aligned with `files`, the directories' files in order
+        val keep = lookup.stats.iterator.map(mayMatch)
+        val kept = directories.map(d => d.copy(files = d.files.filter(_ => keep.next())))
+          .filter(_.files.nonEmpty)
         val keptFiles = kept.flatMap(_.files)
         (kept, SkippingResult(files.size, keptFiles.size, files.map(_.getLen).sum, keptFiles.map(_.getLen).sum,
           lookup.fromSidecar, lookup.fromFooter, lookup.unknown, System.nanoTime() - start, applied = true))

@@ -30,9 +30,15 @@ object FileSkippingPredicate {
       f.deterministic && !SubqueryExpression.hasSubquery(f) && hasColumnTest(f)
     }
 
-  /** true = the file may hold a row passing every filter (read it); false = skip it. */
-  def mayMatch(filters: Seq[Expression], stats: FileStats): Boolean =
-    stats.rowCount.forall(_ > 0) && filters.forall(f => eval(f, stats).canBeTrue)
+  /** The test of one file, compiled once per listing (columns, literals and orderings resolved
+   *  here, not per file): true = the file may hold a row passing every filter (read it); false =
+   *  skip it. */
+  def compile(filters: Seq[Expression]): FileStats => Boolean = {
+    val tests = filters.map(test).toArray
+    stats => stats.rowCount.forall(_ > 0) && tests.forall(t => t(stats).canBeTrue)
+  }
+
+  private type Test = FileStats => Possible
 
   private def splitConjunctivePredicates(e: Expression): Seq[Expression] = e match {
     case And(a, b) => splitConjunctivePredicates(a) ++ splitConjunctivePredicates(b)
@@ -75,63 +81,68 @@ object FileSkippingPredicate {
     }
   }
 
-  def eval(e: Expression, s: FileStats): Possible = e match {
+  private def test(e: Expression): Test = e match {
     case And(a, b) =>
-      val (x, y) = (eval(a, s), eval(b, s))
-      Possible(x.canBeTrue && y.canBeTrue, x.canBeFalse || y.canBeFalse)
+      val (x, y) = (test(a), test(b))
+      s => { val (p, q) = (x(s), y(s)); Possible(p.canBeTrue && q.canBeTrue, p.canBeFalse || q.canBeFalse) }
     case Or(a, b) =>
-      val (x, y) = (eval(a, s), eval(b, s))
-      Possible(x.canBeTrue || y.canBeTrue, x.canBeFalse && y.canBeFalse)
-    case Not(a) => !eval(a, s)
-    case Literal(null, BooleanType) => Nothing
-    case Literal(true, BooleanType) => Possible(canBeTrue = true, canBeFalse = false)
-    case Literal(false, BooleanType) => Possible(canBeTrue = false, canBeFalse = true)
+      val (x, y) = (test(a), test(b))
+      s => { val (p, q) = (x(s), y(s)); Possible(p.canBeTrue || q.canBeTrue, p.canBeFalse && q.canBeFalse) }
+    case Not(a) =>
+      val x = test(a)
+      s => !x(s)
+    case Literal(null, BooleanType) => _ => Nothing
+    case Literal(true, BooleanType) => _ => Possible(canBeTrue = true, canBeFalse = false)
+    case Literal(false, BooleanType) => _ => Possible(canBeTrue = false, canBeFalse = true)
     // a boolean column used as a predicate is `column = true`
-    case ColumnRef(c) if c.dataType == BooleanType => compare(c, s, true, Eq)
+    case ColumnRef(c) if c.dataType == BooleanType => compare(c, true, Eq)
 
-    case IsNull(ColumnRef(c)) => withColumn(c, s)(b => Possible(b.nullsPossible, b.valuesPossible))
-    case IsNotNull(ColumnRef(c)) => withColumn(c, s)(b => Possible(b.valuesPossible, b.nullsPossible))
+    case IsNull(ColumnRef(c)) => withColumn(c)(b => Possible(b.nullsPossible, b.valuesPossible))
+    case IsNotNull(ColumnRef(c)) => withColumn(c)(b => Possible(b.valuesPossible, b.nullsPossible))
 
-    case EqualTo(ColumnRef(c), Lit(v)) => compare(c, s, v, Eq)
-    case EqualTo(Lit(v), ColumnRef(c)) => compare(c, s, v, Eq)
-    case EqualNullSafe(ColumnRef(c), Lit(v)) => nullSafeEqual(c, s, v)
-    case EqualNullSafe(Lit(v), ColumnRef(c)) => nullSafeEqual(c, s, v)
-    case LessThan(ColumnRef(c), Lit(v)) => compare(c, s, v, Lt)
-    case LessThan(Lit(v), ColumnRef(c)) => compare(c, s, v, Gt)
-    case LessThanOrEqual(ColumnRef(c), Lit(v)) => compare(c, s, v, LtEq)
-    case LessThanOrEqual(Lit(v), ColumnRef(c)) => compare(c, s, v, GtEq)
-    case GreaterThan(ColumnRef(c), Lit(v)) => compare(c, s, v, Gt)
-    case GreaterThan(Lit(v), ColumnRef(c)) => compare(c, s, v, Lt)
-    case GreaterThanOrEqual(ColumnRef(c), Lit(v)) => compare(c, s, v, GtEq)
-    case GreaterThanOrEqual(Lit(v), ColumnRef(c)) => compare(c, s, v, LtEq)
+    case EqualTo(ColumnRef(c), Lit(v)) => compare(c, v, Eq)
+    case EqualTo(Lit(v), ColumnRef(c)) => compare(c, v, Eq)
+    case EqualNullSafe(ColumnRef(c), Lit(v)) => nullSafeEqual(c, v)
+    case EqualNullSafe(Lit(v), ColumnRef(c)) => nullSafeEqual(c, v)
+    case LessThan(ColumnRef(c), Lit(v)) => compare(c, v, Lt)
+    case LessThan(Lit(v), ColumnRef(c)) => compare(c, v, Gt)
+    case LessThanOrEqual(ColumnRef(c), Lit(v)) => compare(c, v, LtEq)
+    case LessThanOrEqual(Lit(v), ColumnRef(c)) => compare(c, v, GtEq)
+    case GreaterThan(ColumnRef(c), Lit(v)) => compare(c, v, Gt)
+    case GreaterThan(Lit(v), ColumnRef(c)) => compare(c, v, Lt)
+    case GreaterThanOrEqual(ColumnRef(c), Lit(v)) => compare(c, v, GtEq)
+    case GreaterThanOrEqual(Lit(v), ColumnRef(c)) => compare(c, v, LtEq)
 
     case In(ColumnRef(c), list) if list.forall(Lit.unapply(_).isDefined) =>
-      inList(c, s, list.map(l => Lit.unapply(l).get))
-    case InSet(ColumnRef(c), values) => inList(c, s, values.toSeq)
+      inList(c, list.map(l => Lit.unapply(l).get))
+    case InSet(ColumnRef(c), values) => inList(c, values.toSeq)
 
     case StartsWith(ColumnRef(c), Lit(prefix: UTF8String)) if c.cast.isEmpty && c.dataType.isInstanceOf[StringType] =>
-      withColumn(c, s) { b =>
+      val n = prefix.numBytes()
+      withColumn(c) { b =>
         // The strings starting with `prefix` are one interval in byte order: [prefix, the first
         // string after all of them). It meets [min, max] unless max < prefix or min's first
         // |prefix| bytes sort after prefix.
-        val n = prefix.numBytes()
         val possible = b.valuesPossible &&
           b.max.forall(hi => hi.asInstanceOf[UTF8String].compareTo(prefix) >= 0) &&
           b.min.forall(lo => bytePrefix(lo.asInstanceOf[UTF8String], n).compareTo(prefix) <= 0)
         Possible(possible, b.valuesPossible)
       }
 
-    case _ => Anything
+    case _ => _ => Anything
   }
+
+  /** `e` evaluated for one file (tests and one-off checks; a listing compiles once). */
+  def eval(e: Expression, s: FileStats): Possible = test(e)(s)
 
   private def bytePrefix(s: UTF8String, n: Int): UTF8String =
     if (s.numBytes() <= n) s else UTF8String.fromBytes(s.getBytes, 0, n)
 
   /** A file's bounds for one column, after casts; None bounds are unknown. */
   private final case class Bounds(min: Option[Any], max: Option[Any], nullsPossible: Boolean,
-      valuesPossible: Boolean, ordering: Ordering[Any])
+      valuesPossible: Boolean)
 
-  private def withColumn(c: Column, s: FileStats)(f: Bounds => Possible): Possible = {
+  private def withColumn(c: Column)(f: Bounds => Possible): Test = s => {
     val stats = s.columns.get(c.name).orElse {
       val matches = s.columns.filter(_._1.equalsIgnoreCase(c.name))
       if (matches.size == 1) Some(matches.head._2) else None
@@ -144,9 +155,8 @@ object FileSkippingPredicate {
           case (Some(rows), Some(nulls)) => rows > nulls
           case _ => true
         }
-        def bound(v: Option[Any]): Option[Any] = v.flatMap(x => c.cast.fold(Option(x))(f => Option(f(x))))
-        f(Bounds(bound(cs.min), bound(cs.max), nullsPossible, valuesPossible,
-          PhysicalDataType.ordering(c.dataType)))
+        def bound(v: Option[Any]): Option[Any] = c.cast.fold(v)(f => v.flatMap(x => Option(f(x))))
+        f(Bounds(bound(cs.min), bound(cs.max), nullsPossible, valuesPossible))
     }
   }
 
@@ -158,37 +168,44 @@ object FileSkippingPredicate {
   private case object GtEq extends Op
 
   /** `column <op> value` for a non-NULL literal; a NULL literal makes the comparison NULL. */
-  private def compare(c: Column, s: FileStats, value: Any, op: Op): Possible =
-    if (value == null) Nothing
-    else withColumn(c, s) { b =>
-      if (!b.valuesPossible) Nothing
-      else {
-        val o = b.ordering
-        def minIs(p: Any => Boolean) = b.min.forall(p)
-        def maxIs(p: Any => Boolean) = b.max.forall(p)
-        op match {
-          case Eq =>
-            val only = b.min.exists(o.equiv(_, value)) && b.max.exists(o.equiv(_, value))
-            Possible(minIs(o.lteq(_, value)) && maxIs(o.gteq(_, value)), !only)
-          case Lt => Possible(minIs(o.lt(_, value)), maxIs(o.gteq(_, value)))
-          case LtEq => Possible(minIs(o.lteq(_, value)), maxIs(o.gt(_, value)))
-          case Gt => Possible(maxIs(o.gt(_, value)), minIs(o.lteq(_, value)))
-          case GtEq => Possible(maxIs(o.gteq(_, value)), minIs(o.lt(_, value)))
-        }
+  private def compare(c: Column, value: Any, op: Op): Test =
+    if (value == null) _ => Nothing
+    else withColumn(c)(b => compareBounds(b, PhysicalDataType.ordering(c.dataType), value, op))
+
+  private def compareBounds(b: Bounds, o: Ordering[Any], value: Any, op: Op): Possible =
+    if (!b.valuesPossible) Nothing
+    else {
+      def minIs(p: Any => Boolean) = b.min.forall(p)
+      def maxIs(p: Any => Boolean) = b.max.forall(p)
+      op match {
+        case Eq =>
+          val only = b.min.exists(o.equiv(_, value)) && b.max.exists(o.equiv(_, value))
+          Possible(minIs(o.lteq(_, value)) && maxIs(o.gteq(_, value)), !only)
+        case Lt => Possible(minIs(o.lt(_, value)), maxIs(o.gteq(_, value)))
+        case LtEq => Possible(minIs(o.lteq(_, value)), maxIs(o.gt(_, value)))
+        case Gt => Possible(maxIs(o.gt(_, value)), minIs(o.lteq(_, value)))
+        case GtEq => Possible(maxIs(o.gteq(_, value)), minIs(o.lt(_, value)))
       }
     }
 
-  private def nullSafeEqual(c: Column, s: FileStats, value: Any): Possible =
-    if (value == null) withColumn(c, s)(b => Possible(b.nullsPossible, b.valuesPossible))
-    else withColumn(c, s) { b =>
-      val eq = compare(c, s, value, Eq)
-      Possible(eq.canBeTrue, eq.canBeFalse || b.nullsPossible)
+  private def nullSafeEqual(c: Column, value: Any): Test =
+    if (value == null) withColumn(c)(b => Possible(b.nullsPossible, b.valuesPossible))
+    else {
+      val o = PhysicalDataType.ordering(c.dataType)
+      withColumn(c) { b =>
+        val eq = compareBounds(b, o, value, Eq)
+        Possible(eq.canBeTrue, eq.canBeFalse || b.nullsPossible)
+      }
     }
 
   /** `column IN (values)`: TRUE needs a value inside [min, max]; a NULL in the list only adds NULL. */
-  private def inList(c: Column, s: FileStats, values: Seq[Any]): Possible = withColumn(c, s) { b =>
+  private def inList(c: Column, values: Seq[Any]): Test = {
     val nonNull = values.filter(_ != null)
-    val canBeTrue = b.valuesPossible && nonNull.exists(v => compare(c, s, v, Eq).canBeTrue)
-    Possible(canBeTrue, b.valuesPossible && nonNull.size == values.size)
+    val noNullListed = nonNull.size == values.size
+    val o = PhysicalDataType.ordering(c.dataType)
+    withColumn(c) { b =>
+      val canBeTrue = b.valuesPossible && nonNull.exists(v => compareBounds(b, o, v, Eq).canBeTrue)
+      Possible(canBeTrue, b.valuesPossible && noNullListed)
+    }
   }
 }

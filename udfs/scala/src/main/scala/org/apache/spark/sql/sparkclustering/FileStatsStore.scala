@@ -84,15 +84,27 @@ object FileStatsStore {
   private def hasMtime(f: FileStatus): Boolean = f.getModificationTime > 0
 
   private def lookup(spark: SparkSession, roots: Seq[Path], format: String, dataSchema: StructType,
-      files: Seq[FileStatus]): StatsLookup = {
+      listed: Seq[FileStatus]): StatsLookup = {
+    val files = listed.toIndexedSeq // indexed below: a List would make every lookup O(files)
     val conf = ReclusterFiles.hadoopConf(spark)
     val ctx = ReadContext(spark, format)
     val fields = dataSchema.fields.toSeq.filter(recordable(_, ctx))
     val qualifiedRoots = roots.flatMap(r => Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(r => -r.toUri.getPath.length) // the innermost root that holds a file answers first
+    // one listing of each root's sidecar per call: the only file-system access when nothing changed
+    val generationsOf = qualifiedRoots.map(r => r -> Try(generations(conf, r)).getOrElse(Seq.empty)).toMap
+
+    // The same files (path, size, mtime), sidecar generations, columns and read settings as a
+    // previous call give the same statistics: answer from the memo, without touching every file.
+    val memoKey = LookupMemo.Key(qualifiedRoots, format.toLowerCase, fields, ctx,
+      qualifiedRoots.map(r => generationsOf(r).map(g => (g.getPath.getName, g.getLen, g.getModificationTime))))
+    if (files.forall(hasMtime)) {
+      LookupMemo.get(memoKey, files).foreach(found => return found.copy(footerReadNanos = 0L))
+    }
+
     val sidecars = new java.util.HashMap[Path, Sidecar]()
     def sidecarOf(root: Path): Sidecar =
-      sidecars.computeIfAbsent(root, r => Try(readSidecarCached(conf, r)).getOrElse(Sidecar.Empty))
+      sidecars.computeIfAbsent(root, r => Try(readSidecarCached(conf, r, generationsOf(r))).getOrElse(Sidecar.Empty))
 
     val result = new Array[FileStats](files.size)
     var fromSidecar = 0
@@ -124,7 +136,38 @@ object FileStatsStore {
         result(i) = FileStats.Unknown
         unknown += 1
     }
-    StatsLookup(result.toIndexedSeq, fromSidecar, fromFooter, unknown, footerReadNanos)
+    val found = StatsLookup(result.toIndexedSeq, fromSidecar, fromFooter, unknown, footerReadNanos)
+    // a file without mtime is read every time (hasMtime); a failed footer read is retried next time
+    if (files.forall(hasMtime) && unknown == 0) LookupMemo.put(memoKey, files, found)
+    found
+  }
+
+  /** The last answers of `lookup`, per table (roots + columns + settings + sidecar generations),
+   *  with the files they were for. */
+  private object LookupMemo {
+    final case class Key(roots: Seq[Path], format: String, fields: Seq[StructField], ctx: ReadContext,
+        sidecarGenerations: Seq[Seq[(String, Long, Long)]])
+    private final case class Answer(files: IndexedSeq[FileStatus], lookup: StatsLookup)
+    private val capacity = 64
+    private val answers = new java.util.LinkedHashMap[Key, Answer](16, 0.75f, true) {
+      override def removeEldestEntry(e: java.util.Map.Entry[Key, Answer]): Boolean = size() > capacity
+    }
+
+    def get(key: Key, files: IndexedSeq[FileStatus]): Option[StatsLookup] =
+      synchronized(Option(answers.get(key))).filter(a => sameFiles(a.files, files)).map(_.lookup)
+
+    def put(key: Key, files: IndexedSeq[FileStatus], lookup: StatsLookup): Unit =
+      synchronized(answers.put(key, Answer(files, lookup)))
+
+    def clear(): Unit = synchronized(answers.clear())
+
+    // Spark's in-memory index hands out the same FileStatus objects while its listing is cached,
+    // so identity answers most checks; otherwise path + size + mtime decide.
+    private def sameFiles(a: IndexedSeq[FileStatus], b: IndexedSeq[FileStatus]): Boolean =
+      a.length == b.length && a.indices.forall { i =>
+        val (x, y) = (a(i), b(i))
+        (x eq y) || (x.getLen == y.getLen && x.getModificationTime == y.getModificationTime && x.getPath == y.getPath)
+      }
   }
 
   /** `statsFor` over a catalog table's live files (for tests and inspection). */
@@ -318,7 +361,7 @@ object FileStatsStore {
   }
 
   /** For tests: forget every cached footer and sidecar. */
-  def clearCaches(): Unit = { FooterCache.clear(); SidecarCache.clear() }
+  def clearCaches(): Unit = { FooterCache.clear(); SidecarCache.clear(); LookupMemo.clear() }
 
   /** Shared by every session of the driver; idle threads end after a minute. */
   private lazy val footerPool: ThreadPoolExecutor = {
@@ -349,8 +392,9 @@ object FileStatsStore {
 
   /** Footers of `files`, aligned; None where the footer could not be read. */
   private def readFooters(spark: SparkSession, conf: Configuration, format: String,
-      files: Seq[FileStatus]): Seq[Option[Footer]] = {
-    if (files.isEmpty) return Seq.empty
+      listed: Seq[FileStatus]): IndexedSeq[Option[Footer]] = {
+    val files = listed.toIndexedSeq
+    if (files.isEmpty) return IndexedSeq.empty
     FooterCache.resize(intConf(spark, CacheFilesConf, DefaultCacheFiles))
     val read: FileStatus => Footer = format.toLowerCase match {
       case "parquet" => parquetFooter(conf, _)
@@ -743,8 +787,10 @@ object FileStatsStore {
 
   /** The root's sidecar, parsed again only when its listing (name, size, mtime of every
    *  generation) changed. */
-  private[sparkclustering] def readSidecarCached(conf: Configuration, root: Path): Sidecar = {
-    val gens = generations(conf, root)
+  private[sparkclustering] def readSidecarCached(conf: Configuration, root: Path): Sidecar =
+    readSidecarCached(conf, root, generations(conf, root))
+
+  private def readSidecarCached(conf: Configuration, root: Path, gens: Seq[FileStatus]): Sidecar = {
     val signature = gens.map(s => (s.getPath.getName, s.getLen, s.getModificationTime))
     SidecarCache.get(root.toString).filter(_.signature == signature).map(_.sidecar).getOrElse {
       val sidecar = parseGenerations(conf, gens)
