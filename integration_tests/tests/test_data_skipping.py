@@ -373,6 +373,9 @@ def test_deleted_file(session):
         assert victim not in state.files
         check_explain_sources(session, state, "deleted file")
         failures += run_scenario(session, state, N_SMALL, "deleted file", rng)
+        # the next write_file_stats drops the entry and scans nothing
+        write_sidecar(session, state, expect_scanned=0)
+        check_explain_sources(session, state, "deleted file, sidecar rewritten")
     assert_no_failures(failures, "deleted file")
 
 
@@ -414,6 +417,10 @@ def test_replaced_file(session, tmp_path):
         gen = sk.PredicateGenerator(rng, donor_rows, {victim: state.exact[victim]})
         failures += run_scenario(session, state, N_SMALL, "replaced file", rng, generator=gen)
         failures += run_scenario(session, state, N_SMALL // 2, "replaced file", rng)
+        # the next write_file_stats scans the replaced file only
+        write_sidecar(session, state, expect_scanned=1)
+        check_explain_sources(session, state, "replaced file, sidecar rewritten")
+        failures += run_scenario(session, state, N_SMALL // 2, "replaced+sidecar", rng, generator=gen)
     assert_no_failures(failures, "replaced file")
 
 
@@ -481,7 +488,8 @@ def test_disabled(session, tables):
     for state in tables.values():
         gen = sk.PredicateGenerator(rng, state.rows, state.exact)
         preds = [gen.simple() for _ in range(8)]
-        results = sk.run_batch(session, state, preds, skipping=False, list_files=False)
+        with sk.confs(session, reader_conf(state)):
+            results = sk.run_batch(session, state, preds, skipping=False, list_files=False)
         for i, p in enumerate(preds):
             rows, scan = results[i]
             if scan is None:
@@ -515,10 +523,50 @@ def test_explain(session, tables):
     assert info.num_files < len(state.files), f"nothing skipped for {sql}: {text}"
 
 
-def run_query_both(spark, sql: str):
+def test_path_based_read(session, tables):
+    """A path read (`parquet.`<dir>``, `orc.`<dir>``: Spark's in-memory file index, no catalog
+    table) is skipped with the sidecar at that directory; same answer as without the rule."""
+    rng = random.Random(SEED + 13)
+    failures = []
+    for name in ("pq_sorted", "orc_random"):
+        state = tables[name]
+        if not all(state.source.get(f) == "sidecar" for f in state.files):
+            write_sidecar(session, state)
+        gen = sk.PredicateGenerator(rng, state.rows, state.exact)
+        for _ in range(4):
+            pred = gen.simple()
+            sql = f"select id, hash(*) from {state.spec.fmt}.`{state.location}` where {pred.sql()}"
+            res = run_query_both(session, sql, reader_conf(state))
+            (rows_on, scans_on), (rows_off, _) = res[True], res[False]
+            truth = sorted(r["id"] for r in state.rows if pred.truth(r) is True)
+            if sorted(map(tuple, rows_on)) != sorted(map(tuple, rows_off)) or sorted(r[0] for r in rows_on) != truth:
+                failures.append(f"WRONG ANSWER [path read] seed {SEED}\n  {sql}\n  on {len(rows_on)}, off "
+                                f"{len(rows_off)}, Python {len(truth)} rows")
+                continue
+            may = [f for f in state.files if pred.may_match(state.reference_stats()[f])]
+            summary = sk.explain_summary(session, sql)
+            if not scans_on or not scans_on[0].skipping or summary is None:
+                if truth:
+                    failures.append(f"NO RULE SCAN [path read]\n  {sql}\n  {[s.text for s in scans_on]}")
+                continue
+            if summary["sidecar"] != summary["total"]:
+                failures.append(f"SIDECAR NOT USED [path read] seed {SEED}\n  {sql}\n  EXPLAIN {summary}")
+            if pred.simple and scans_on[0].num_files != len(may):
+                failures.append(f"MISSED SKIP [path read] seed {SEED}\n  {sql}\n  read {scans_on[0].num_files}, "
+                                f"reference {len(may)}")
+            PREDICATES_RUN["path read"] += 1
+    assert_no_failures(failures, "path-based read")
+
+
+def reader_conf(state: sk.TableState) -> dict[str, str]:
+    """orc scans run without Spark's reader pushdown (it fails on IN lists holding NULL)."""
+    return sk.NO_PUSHDOWN if state.spec.fmt == "orc" else {}
+
+
+def run_query_both(spark, sql: str, extra: dict[str, str] | None = None):
     out = {}
     for on in (True, False):
-        with sk.confs(spark, {sk.SKIPPING_CONF: str(on).lower()}):
+        with sk.confs(spark, {sk.SKIPPING_CONF: str(on).lower(), **(extra or {})}):
             df = spark.sql(sql)
             rows = df.collect()
             scans = [sk.scan_info(s, list_files=on) for s in sk.file_scans(df._jdf.queryExecution().executedPlan())]
@@ -586,54 +634,6 @@ def join_check(t: sk.TableState, sql: str, res: dict, preds: dict, states: dict 
     return out
 
 
-def test_partition_pruning_first(session, tables):
-    """A filter on the partition column and a data column: the rule sees only the selected
-    partition's files (EXPLAIN's total), and reads no more than the min/max reference over them."""
-    rng = random.Random(SEED + 9)
-    failures = []
-    for name in ("pq_part", "orc_part"):
-        state = tables[name]
-        if not all(state.source.get(f) == "sidecar" for f in state.files):
-            write_sidecar(session, state)
-        part_col = state.spec.partition
-        values = sorted({r[0] for r in session.sql(f"select distinct {part_col} from {state.qualified}")
-                        .collect()})
-        for _ in range(6):
-            value = rng.choice(values)
-            part_sql = f"{part_col} = {value}" if part_col == "p" else f"{part_col} = {sk.sql_string(value)}"
-            in_part = [f for f in state.files if f"/{part_col}=" in f and
-                       _partition_value(f, part_col) == str(value)]
-            gen = sk.PredicateGenerator(rng, state.rows, state.exact)
-            pred = gen.simple()
-            sql = f"select id, hash(*) from {state.qualified} where {part_sql} and ({pred.sql()})"
-            res = run_query_both(session, sql)
-            rows_on, scans_on = res[True]
-            rows_off, scans_off = res[False]
-            if sorted(map(tuple, rows_on)) != sorted(map(tuple, rows_off)):
-                failures.append(f"WRONG ANSWER [partition] seed {SEED}\n  {sql}")
-                continue
-            if not scans_on:
-                continue
-            scan = scans_on[0]
-            may = [f for f in in_part if pred.may_match(state.reference_stats()[f])]
-            summary = sk.explain_summary(session, sql)
-            if scan.num_files > len(in_part) or scans_off[0].num_files != len(in_part):
-                failures.append(f"PARTITIONS NOT PRUNED [partition] seed {SEED}\n  {sql}\n  read {scan.num_files}, "
-                                f"partition holds {len(in_part)}")
-            if summary is not None and summary["total"] != len(in_part):
-                failures.append(f"SKIPPING BEFORE PRUNING [partition] seed {SEED}\n  {sql}\n  EXPLAIN total "
-                                f"{summary['total']}, partition files {len(in_part)}")
-            if summary is not None and summary["sidecar"] != summary["total"]:
-                failures.append(f"SIDECAR NOT USED AFTER PARTITION PRUNING [partition] {state.spec.describe()} seed "
-                                f"{SEED}\n  {sql}\n  EXPLAIN: stats from sidecar {summary['sidecar']}, footers "
-                                f"{summary['footers']} of {summary['total']} files (every file is in the sidecar)")
-            if scan.skipping and scan.num_files != len(may):
-                failures.append(f"MISSED SKIP [partition] seed {SEED}\n  {sql}\n  read {scan.num_files}, reference "
-                                f"{len(may)} of {len(in_part)}\n  {scan.text}")
-            PREDICATES_RUN["partition"] += 1
-    assert_no_failures(failures, "partition pruning")
-
-
 def test_dynamic_partition_pruning(session, tables):
     """Dynamic partition pruning (a runtime partition filter from a broadcast join) on top of the
     rule: same answer as without the rule, the rule's scan keeps Spark's dynamic filter."""
@@ -657,45 +657,6 @@ def test_dynamic_partition_pruning(session, tables):
     assert_no_failures(failures, "dynamic partition pruning")
 
 
-def test_bucketed_table(session):
-    """A bucketed table: bucket pruning, then skipping; a bucketed join keeps its plan (no new
-    shuffle) and its answer."""
-    rng = random.Random(SEED + 12)
-    spec = sk.TableSpec("bucketed", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rows=1200, files=6)
-    rows = sk.generate_rows(spec, table_seed(spec.name))
-    with sk.confs(session, sk.write_conf(spec)):
-        sk.dataframe(session, spec, rows, spec.files).write.format("parquet").bucketBy(4, "i").sortBy("i") \
-            .saveAsTable(qualified(spec.name))
-    state = sk.read_state(session, spec, qualified(spec.name))
-    assert len(state.rows) == spec.rows and len(state.files) > spec.files, len(state.files)
-    write_sidecar(session, state, expect_scanned=len(state.files))
-    failures = []
-    try:
-        check_explain_sources(session, state, "bucketed")
-    except AssertionError as e:
-        failures.append(f"EXPLAIN [bucketed] {e}")
-    failures += run_scenario(session, state, N_SMALL, "bucketed", rng)
-    bound = sorted(r["i"] for r in state.rows if r["i"] is not None)[len(state.rows) // 3]
-    sql = (f"select count(*), sum(cast(hash(a.*, b.*) as bigint)) from {state.qualified} a join {state.qualified} b "
-           f"on a.i = b.i where a.i < {bound}")
-    shuffles = {}
-    for on in (True, False):
-        with sk.confs(session, {sk.SKIPPING_CONF: str(on).lower(), "spark.sql.autoBroadcastJoinThreshold": "-1"}):
-            df = session.sql(sql)
-            shuffles[on] = (df.collect(), df._jdf.queryExecution().executedPlan().toString().count("Exchange hashpartitioning"))
-    if shuffles[True] != shuffles[False]:
-        failures.append(f"BUCKETED JOIN DIFFERS [bucketed]\n  {sql}\n  rule on (rows, shuffles) {shuffles[True]}, "
-                        f"off {shuffles[False]}")
-    assert_no_failures(failures, "bucketed table")
-
-
-def _partition_value(path: str, col: str) -> str:
-    from urllib.parse import unquote as u
-
-    part = [seg for seg in path.split("/") if seg.startswith(col + "=")][0]
-    return u(part.split("=", 1)[1])
-
-
 def test_aggregate_query_form(session, tables):
     """`select count(*), sum(hash(*)), bit_xor(hash(*)) from t where p`: rule on = rule off = the
     union runs' rows."""
@@ -704,11 +665,12 @@ def test_aggregate_query_form(session, tables):
     for state in tables.values():
         gen = sk.PredicateGenerator(rng, state.rows, state.exact, columns=sk.table_columns(state.spec))
         preds = gen.predicates(3)
-        union = sk.run_batch(session, state, preds, skipping=False, list_files=False)
+        with sk.confs(session, reader_conf(state)):
+            union = sk.run_batch(session, state, preds, skipping=False, list_files=False)
         for i, p in enumerate(preds):
             sql = (f"select count(*), sum(cast(hash(*) as bigint)), bit_xor(hash(*)) from {state.qualified} "
                    f"where {p.sql()}")
-            res = run_query_both(session, sql)
+            res = run_query_both(session, sql, reader_conf(state))
             on, off = tuple(res[True][0][0]), tuple(res[False][0][0])
             rows = union[i][0]
             expected = (sum(rows.values()), sum(h * n for (_, h), n in rows.items()) if rows else None,
@@ -749,3 +711,90 @@ def test_summary_skipping_works():
     skipped = side["files"] - side["read"]
     assert skipped >= 0.9 * ref_skippable, (
         f"with the sidecar the rule skipped {skipped} file reads, the min/max reference {ref_skippable}:\n{report}")
+
+
+def test_partition_pruning_first(session, tables):
+    """A filter on the partition column and a data column: the rule sees only the selected
+    partition's files (EXPLAIN's total), and reads no more than the min/max reference over them."""
+    rng = random.Random(SEED + 9)
+    failures = []
+    for name in ("pq_part", "orc_part"):
+        state = tables[name]
+        if not all(state.source.get(f) == "sidecar" for f in state.files):
+            write_sidecar(session, state)
+        part_col = state.spec.partition
+        values = sorted({r[0] for r in session.sql(f"select distinct {part_col} from {state.qualified}")
+                        .collect()})
+        for _ in range(6):
+            value = rng.choice(values)
+            part_sql = f"{part_col} = {value}" if part_col == "p" else f"{part_col} = {sk.sql_string(value)}"
+            in_part = [f for f in state.files if f"/{part_col}=" in f and
+                       _partition_value(f, part_col) == str(value)]
+            gen = sk.PredicateGenerator(rng, state.rows, state.exact)
+            pred = gen.simple()
+            sql = f"select id, hash(*) from {state.qualified} where {part_sql} and ({pred.sql()})"
+            res = run_query_both(session, sql, reader_conf(state))
+            rows_on, scans_on = res[True]
+            rows_off, scans_off = res[False]
+            if sorted(map(tuple, rows_on)) != sorted(map(tuple, rows_off)):
+                failures.append(f"WRONG ANSWER [partition] seed {SEED}\n  {sql}")
+                continue
+            if not scans_on:
+                continue
+            scan = scans_on[0]
+            may = [f for f in in_part if pred.may_match(state.reference_stats()[f])]
+            summary = sk.explain_summary(session, sql)
+            if scan.num_files > len(in_part) or scans_off[0].num_files != len(in_part):
+                failures.append(f"PARTITIONS NOT PRUNED [partition] seed {SEED}\n  {sql}\n  read {scan.num_files}, "
+                                f"partition holds {len(in_part)}")
+            if summary is not None and summary["total"] != len(in_part):
+                failures.append(f"SKIPPING BEFORE PRUNING [partition] seed {SEED}\n  {sql}\n  EXPLAIN total "
+                                f"{summary['total']}, partition files {len(in_part)}")
+            if summary is not None and summary["sidecar"] != summary["total"]:
+                failures.append(f"SIDECAR NOT USED AFTER PARTITION PRUNING [partition] {state.spec.describe()} seed "
+                                f"{SEED}\n  {sql}\n  EXPLAIN: stats from sidecar {summary['sidecar']}, footers "
+                                f"{summary['footers']} of {summary['total']} files (every file is in the sidecar)")
+            if scan.skipping and scan.num_files != len(may):
+                failures.append(f"MISSED SKIP [partition] seed {SEED}\n  {sql}\n  read {scan.num_files}, reference "
+                                f"{len(may)} of {len(in_part)}\n  {scan.text}")
+            PREDICATES_RUN["partition"] += 1
+    assert_no_failures(failures, "partition pruning")
+
+
+def _partition_value(path: str, col: str) -> str:
+    from urllib.parse import unquote as u
+
+    part = [seg for seg in path.split("/") if seg.startswith(col + "=")][0]
+    return u(part.split("=", 1)[1])
+
+
+def test_bucketed_table(session):
+    """A bucketed table: bucket pruning, then skipping; a bucketed join keeps its plan (no new
+    shuffle) and its answer."""
+    rng = random.Random(SEED + 12)
+    spec = sk.TableSpec("bucketed", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rows=1200, files=6)
+    rows = sk.generate_rows(spec, table_seed(spec.name))
+    with sk.confs(session, sk.write_conf(spec)):
+        sk.dataframe(session, spec, rows, spec.files).write.format("parquet").bucketBy(4, "i").sortBy("i") \
+            .saveAsTable(qualified(spec.name))
+    state = sk.read_state(session, spec, qualified(spec.name))
+    assert len(state.rows) == spec.rows and len(state.files) > spec.files, len(state.files)
+    write_sidecar(session, state, expect_scanned=len(state.files))
+    failures = []
+    try:
+        check_explain_sources(session, state, "bucketed")
+    except AssertionError as e:
+        failures.append(f"EXPLAIN [bucketed] {e}")
+    failures += run_scenario(session, state, N_SMALL, "bucketed", rng)
+    bound = sorted(r["i"] for r in state.rows if r["i"] is not None)[len(state.rows) // 3]
+    sql = (f"select count(*), sum(cast(hash(a.*, b.*) as bigint)) from {state.qualified} a join {state.qualified} b "
+           f"on a.i = b.i where a.i < {bound}")
+    shuffles = {}
+    for on in (True, False):
+        with sk.confs(session, {sk.SKIPPING_CONF: str(on).lower(), "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+            df = session.sql(sql)
+            shuffles[on] = (df.collect(), df._jdf.queryExecution().executedPlan().toString().count("Exchange hashpartitioning"))
+    if shuffles[True] != shuffles[False]:
+        failures.append(f"BUCKETED JOIN DIFFERS [bucketed]\n  {sql}\n  rule on (rows, shuffles) {shuffles[True]}, "
+                        f"off {shuffles[False]}")
+    assert_no_failures(failures, "bucketed table")
