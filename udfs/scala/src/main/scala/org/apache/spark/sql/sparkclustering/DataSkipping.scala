@@ -61,8 +61,11 @@ case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
         if DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
           FileSkippingPredicate.usable(filters).nonEmpty =>
       val format = DataSkipping.formatName(fs).get
+      // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
+      // partition directories; the sidecar lives in the table's directory, so it is a root too.
+      val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
       val index = new DataSkippingFileIndex(fs.location, format, fs.dataSchema,
-        table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")))
+        table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
       val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
       val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
       FileSourceStrategy(rewritten).map(_.transformUp {
@@ -95,7 +98,7 @@ final case class SkippingResult(filesTotal: Int, filesKept: Int, bytesTotal: Lon
  * dropped. A file without proven statistics is kept.
  */
 class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dataSchema: StructType,
-    val tableName: String) extends FileIndex with Logging {
+    val tableName: String, val tableRoots: Seq[Path] = Nil) extends FileIndex with Logging {
 
   // One index per planned scan, so this holds one or two entries: the listing for EXPLAIN and the
   // scan's own listing are the same call, answered once.
@@ -127,7 +130,8 @@ class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dat
           0, 0, 0, 0L, applied = false))
       } else {
         val start = System.nanoTime()
-        val lookup = FileStatsStore.statsFor(spark, rootPaths, format, dataSchema, files.map(_.fileStatus))
+        val lookup = FileStatsStore.statsFor(spark, (rootPaths ++ tableRoots).distinct, format, dataSchema,
+          files.map(_.fileStatus))
         val mayMatch = FileSkippingPredicate.compile(filters)
         // lookup.stats is aligned with `files`, the directories' files in order
         val keep = lookup.stats.iterator.map(mayMatch)
@@ -178,6 +182,15 @@ class DataSkippingScanExec(
     "statsTime" -> SQLMetrics.createTimingMetric(sparkContext, "min/max stats time"))
 
   override def metrics: Map[String, SQLMetric] = super.metrics ++ skippingMetrics
+
+  // Spark's rules that change a scan's bucketing (DisableUnnecessaryBucketedScan,
+  // CoalesceBucketsInJoin) call copy(...): keep this class.
+  override def copy(relation: HadoopFsRelation, stream: Option[SparkDataStream], output: Seq[Attribute],
+      requiredSchema: StructType, partitionFilters: Seq[Expression], optionalBucketSet: Option[BitSet],
+      optionalNumCoalescedBuckets: Option[Int], dataFilters: Seq[Expression], tableIdentifier: Option[TableIdentifier],
+      disableBucketedScan: Boolean, markedForSingleTaskExecution: Boolean): FileSourceScanExec =
+    new DataSkippingScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
+      optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan, markedForSingleTaskExecution)
 
   // Not equal to the plain node with the same fields: tree transforms keep the old node when the
   // new one is equal to it (so the swap in DataSkippingStrategy would be undone).
