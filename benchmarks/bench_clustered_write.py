@@ -20,15 +20,11 @@ import math
 import random
 import sys
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "integration_tests"))
-
-from harness.dbt import run_dbt  # noqa: E402
-from harness.layout import fingerprint  # noqa: E402
-from harness.paths import WORK  # noqa: E402
-from harness.spark import get_spark  # noqa: E402
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_write"
 COLUMNS = ["mission_id", "ts", "reading_value"]

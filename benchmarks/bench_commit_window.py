@@ -3,7 +3,7 @@ swaps them (the commit's moves, then its deletes, each run on up to 16 threads).
 
 For each table size (--files, default 27 and 200 parquet files) and each of --rounds rounds: take the
 table's lease, stage byte copies of all of its files in `<location>/_sc_recluster_<run>/` (the same
-rows, as harness/commit_race.py does), and call `recluster_commit` directly to replace every file
+rows, as integration_tests/harness/commit_race.py does), and call `recluster_commit` directly to replace every file
 with its copy, while a reader thread lists the table directory in a tight loop (os.scandir, names not
 starting with `_` or `.`, as Spark's listing skips them). Per round:
 
@@ -45,14 +45,11 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "integration_tests"))
-
-from harness.commit_race import local, sql_str, uri  # noqa: E402
-from harness.layout import fingerprint  # noqa: E402
-from harness.paths import BUILD, WORK  # noqa: E402
-from harness.recluster_case import location  # noqa: E402
-from harness.spark import get_spark  # noqa: E402
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import BUILD, WORK, local, uri
+from spark_clustering_dev.recluster_case import location
+from spark_clustering_dev.spark import get_spark
+from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "bench_commit_window"
 

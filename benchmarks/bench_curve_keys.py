@@ -24,11 +24,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO / "integration_tests", REPO / "udfs" / "python"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
 BITS = 10
 RANGES = 1000  # ids in [0, 1000) fit 10 bits
 BOUNDARY_COUNT = 1000
@@ -105,7 +100,7 @@ def python_udf_variants(spark, boundaries: str) -> list[Variant]:
 def sql_fallback_expression(function: str, bits: int, args: list[str]) -> str | None:
     """The SQL text the dbt fallback macros generate for `function(bits, *args)` (or for
     range_id(args[0], args[1])), rendered by dbt itself (`run-operation`, backend `sql`)."""
-    from harness.dbt import run_operation_json
+    from spark_clustering_dev.dbt import run_operation_json
 
     if function == "range_id":
         spec = {"function": function, "value": args[0], "boundaries": args[1], "backend": "sql"}
@@ -184,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-python", action="store_true", help="skip the Python UDF rows")
     args = parser.parse_args(argv)
 
-    from harness.paths import WORK
-    from harness.spark import get_spark
+    from spark_clustering_dev.paths import WORK
+    from spark_clustering_dev.spark import get_spark
 
     # Python UDF workers must run this interpreter (the venv with numpy/pyarrow), not `python3`.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -57,14 +57,10 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO / "benchmarks", REPO / "integration_tests"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-import report_datasets  # noqa: E402
-from harness.paths import BUILD, INTEGRATION_TESTS, WORK  # noqa: E402
-from harness.spark import get_spark  # noqa: E402
+import report_datasets
+from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.paths import BUILD, REPO, WORK
+from spark_clustering_dev.spark import get_spark
 
 BENCH = BUILD / "bench"
 SCHEMA = "bench_skipping"
@@ -78,13 +74,9 @@ KINDS = ["1 column", "2 columns", "3 columns", "point"]
 
 def dbt_run(args: list[str], schema: str, vars: dict):
     """run_dbt with this benchmark's own target/log folders (tests may run dbt at the same time)."""
-    from harness import dbt as harness_dbt
-
-    # dbt deps rewrites integration_tests/dbt_packages, which a concurrent test run may be reading.
-    if (INTEGRATION_TESTS / "dbt_packages" / "spark_clustering").exists():
-        harness_dbt._deps_done.add(str(INTEGRATION_TESTS))
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-skipping"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-skipping")}
-    return harness_dbt.run_dbt(args, schema=schema, vars=vars, env=env)
+    # dbt deps rewrites integration_tests/dbt_packages, which a concurrent test run may be reading.
+    return run_dbt(args, schema=schema, vars=vars, env=env, deps=not packages_installed())
 
 
 def set_skipping(spark, on: bool) -> None:

@@ -20,14 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "integration_tests"), str(REPO / "udfs" / "python")]
-
-from harness.dbt import run_dbt, run_operation_json  # noqa: E402
-from harness.metrics_reference import column_metrics  # noqa: E402
-from harness.paths import WORK  # noqa: E402
-from harness.recluster_case import COLUMNS, ROW_SQL, data_files  # noqa: E402
-from harness.spark import get_spark  # noqa: E402
+from spark_clustering_dev.dbt import run_dbt, run_operation_json
+from spark_clustering_dev.metrics_reference import column_metrics
+from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.recluster_case import COLUMNS, ROW_SQL, data_files
+from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_recluster"
 

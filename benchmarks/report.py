@@ -22,20 +22,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO / "benchmarks", REPO / "integration_tests", REPO / "udfs" / "python"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
+import report_charts
+import report_datasets
+import report_delta
+import report_memory
+import report_pruning
+from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import BUILD, REPO, WORK, local
+from spark_clustering_dev.spark import get_spark
 
-import report_charts  # noqa: E402
-import report_datasets  # noqa: E402
-import report_delta  # noqa: E402
-import report_memory  # noqa: E402
-import report_pruning  # noqa: E402
-
-BENCH = REPO / "build" / "bench"
+BENCH = BUILD / "bench"
 IMG = REPO / "docs" / "img"
 README = REPO / "README.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -80,25 +78,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def dbt_runner():
     """run_dbt with this report's own target/log folders (the tests may run dbt at the same time)."""
-    from harness import dbt as harness_dbt
-    from harness.paths import INTEGRATION_TESTS
-
     # dbt deps rewrites integration_tests/dbt_packages, which a concurrent test run may be reading:
     # skip it when the local package link is already there.
-    if (INTEGRATION_TESTS / "dbt_packages" / "spark_clustering").exists():
-        harness_dbt._deps_done.add(str(INTEGRATION_TESTS))
+    deps = not packages_installed()
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target"), "DBT_LOG_PATH": str(BENCH / "dbt-logs")}
 
     def run(args: list[str], schema: str, vars: dict) -> object:
-        return harness_dbt.run_dbt(args, schema=schema, vars=vars, env=env)
+        return run_dbt(args, schema=schema, vars=vars, env=env, deps=deps)
 
     return run
 
 
 def start_spark():
-    from harness.paths import WORK
-    from harness.spark import get_spark
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = {"spark.driver.memory": "6g", **report_memory.metrics_conf()}
     spark = get_spark(WORK / "bench_report", app_name="bench_report", extra_conf=conf)
@@ -118,7 +109,7 @@ def timed(fn) -> float:
 
 def table_files(spark, table: str) -> list[Path]:
     spark.sql(f"refresh table {table}")
-    return [Path(unquote(urlparse(f).path)) for f in spark.table(table).inputFiles()]
+    return [local(f) for f in spark.table(table).inputFiles()]
 
 
 def ctas(spark, table: str, select: str, files: int) -> float:
@@ -168,8 +159,6 @@ def build_spark_variants(spark, dbt, ds, cpu) -> dict[str, dict]:
 
 
 def describe_spark_variant(spark, ds, variant: dict, expected_fingerprint) -> None:
-    from harness.layout import fingerprint
-
     paths = table_files(spark, variant["table"])
     variant["bytes"] = sum(p.stat().st_size for p in paths)
     variant["file_boxes"] = report_pruning.spark_file_boxes(spark, variant["table"], ds.numeric)
@@ -182,8 +171,6 @@ def describe_spark_variant(spark, ds, variant: dict, expected_fingerprint) -> No
 def build_delta_variant(spark, ds, expected_fingerprint) -> dict:
     """The same rows as a Delta table, z-ordered by delta-rs to (about) the same file count; per-file
     stats from the Delta log, checked against a Spark scan of the files."""
-    from harness.layout import fingerprint
-
     path = BENCH / "delta" / ds.name
     written_bytes = report_delta.write_delta(table_files(spark, ds.table), path)
     zorder = report_delta.zorder_to_file_count(path, ds.columns, ds.files, written_bytes)
@@ -210,8 +197,6 @@ def same_file_boxes(a: list[dict], b: list[dict], columns: list[str]) -> bool:
 
 
 def measure_dataset(spark, dbt, ds, bounds, workloads, cpu) -> dict:
-    from harness.layout import fingerprint
-
     print(f"[{ds.name}] {ds.rows:,} rows: building the layouts", flush=True)
     expected = fingerprint(spark, ds.table)
     variants = build_spark_variants(spark, dbt, ds, cpu)

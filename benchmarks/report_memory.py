@@ -7,21 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
 
+from spark_clustering_dev.thrift import free_port
+
 # Spark's own memory metrics worth a row in the report (bytes).
 SPARK_MEMORY_METRICS = ["JVMHeapMemory", "JVMOffHeapMemory", "OnHeapExecutionMemory", "OnHeapStorageMemory",
                         "DirectPoolMemory", "ProcessTreeJVMRSSMemory"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def metrics_conf() -> dict[str, str]:

@@ -4,9 +4,9 @@ report did has grown the JVMs first. Run by benchmarks/report.py as a child proc
     .venv/bin/python benchmarks/report_memory_probe.py --source DIR --files N --json OUT [--cluster]
 
 --source: a parquet directory (the report's telemetry rows). Local mode (default): driver and executor
-are one JVM. --cluster: a standalone master + 2 workers (harness/cluster.py), so the driver JVM and
-each executor JVM are measured apart. Measures: resident set of every JVM (psutil, every 0.1 s) and
-Spark's executor metrics (REST `/executors` peakMemoryMetrics, `/stages` peakExecutorMetrics).
+are one JVM. --cluster: a standalone master + 2 workers (spark_clustering_dev.cluster), so the driver
+JVM and each executor JVM are measured apart. Measures: resident set of every JVM (psutil, every 0.1 s)
+and Spark's executor metrics (REST `/executors` peakMemoryMetrics, `/stages` peakExecutorMetrics).
 """
 from __future__ import annotations
 
@@ -17,12 +17,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-for extra in (REPO / "benchmarks", REPO / "integration_tests"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-import report_memory  # noqa: E402
+import report_memory
+from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.paths import BUILD, WORK
+from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_memory"
 COLUMNS = ["mission_id", "ts", "reading_value"]
@@ -49,11 +47,9 @@ def executor_pids(worker_pids: list[int], timeout: float = 90.0) -> list[int]:
 
 
 def start_session(work: Path, cluster):
-    from harness.spark import get_spark
-
     conf = {"spark.driver.memory": "6g", **report_memory.metrics_conf()}
     if cluster is not None:
-        # harness.spark reads the master from this variable; one 1-core executor per worker.
+        # spark_clustering_dev.spark reads the master from this variable; one 1-core executor per worker.
         os.environ["SPARK_CLUSTERING_MASTER"] = cluster.url
         conf.update({"spark.executor.memory": "2g", "spark.executor.cores": "1", "spark.cores.max": "2"})
     spark = get_spark(work, app_name="bench_report_memory", extra_conf=conf)
@@ -62,22 +58,16 @@ def start_session(work: Path, cluster):
 
 
 def build_hilbert(source: str, files: int) -> float:
-    from harness.dbt import run_dbt
-
-    env = {"DBT_TARGET_PATH": str(REPO / "build" / "bench" / "dbt-target-memory"),
-           "DBT_LOG_PATH": str(REPO / "build" / "bench" / "dbt-logs")}
-    run = run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, env=env,
+    env = {"DBT_TARGET_PATH": str(BUILD / "bench" / "dbt-target-memory"),
+           "DBT_LOG_PATH": str(BUILD / "bench" / "dbt-logs")}
+    # deps only when missing: dbt deps rewrites a folder the tests may be using
+    run = run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, env=env, deps=not packages_installed(),
                   vars={"case_source": source, "case_alias": "memory_hilbert", "case_method": "hilbert",
                         "case_cluster_by": COLUMNS, "case_num_files": files})
     return run.node_results()["cluster_case"].execution_time
 
 
 def probe(source_dir: Path, files: int, cluster) -> dict:
-    from harness import dbt as harness_dbt
-    from harness.paths import INTEGRATION_TESTS, WORK
-
-    if (INTEGRATION_TESTS / "dbt_packages" / "spark_clustering").exists():
-        harness_dbt._deps_done.add(str(INTEGRATION_TESTS))  # do not rewrite a folder the tests may be using
     mode = "cluster" if cluster is not None else "local"
     spark = start_session(WORK / f"bench_report_memory_{mode}", cluster)
     spark.sql(f"create database if not exists {SCHEMA}")
@@ -122,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", action="store_true")
     args = parser.parse_args(argv)
     if args.cluster:
-        from harness.cluster import StandaloneCluster
-        from harness.paths import WORK
+        from spark_clustering_dev.cluster import StandaloneCluster
 
         with StandaloneCluster(WORK / f"bench_report_cluster-{os.getpid()}", workers=2, worker_cores=1,
                                worker_memory="3g") as cluster:

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from harness.paths import INTEGRATION_TESTS, REPO
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
 
 # (paths, extra config): the package's models compile in the package project, the rest in integration_tests.
 LINTED = [(["integration_tests/models"], None), (["models"], ".sqlfluff.package")]

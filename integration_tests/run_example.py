@@ -6,11 +6,11 @@ import argparse
 import sys
 import time
 
-from harness.dbt import run_dbt
-from harness.paths import BUILD
 from harness.picture import plot_file_boxes
 from harness.report import clustering_report, format_report
-from harness.spark import get_spark
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.paths import BUILD
+from spark_clustering_dev.spark import get_spark
 
 EXAMPLE_SELECT = ["path:models/example"]
 SCHEMA = "spark_clustering_example"

@@ -27,23 +27,12 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
-from harness.layout import fingerprint
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import local, uri
+from spark_clustering_dev.sql import sql_str
 
 ACTIONS = ["commit", "commit", "commit", "recover", "abandon", "crash_mid_commit", "stale_token"]
-
-
-def local(file_uri: str) -> Path:
-    return Path(unquote(urlparse(file_uri).path))
-
-
-def uri(path: Path) -> str:
-    return "file://" + str(path)
-
-
-def sql_str(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 class Writer:
@@ -151,7 +140,7 @@ class Writer:
 
 
 def main(plan: dict) -> None:
-    from harness.spark import get_spark
+    from spark_clustering_dev.spark import get_spark
 
     spark = get_spark(Path(plan["work"]), app_name="spark_clustering_commit_race_child",
                       extra_conf={"spark.sparkclustering.lease.ttlSeconds": "20"})

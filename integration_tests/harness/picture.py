@@ -3,7 +3,7 @@
     scripts/plot_file_boxes --table schema.table [--table schema.other] --x col --y col --out f.png
 
 Several `--table`s are drawn side by side on shared axes limits (e.g. clustered vs insertion order).
-The CLI starts the embedded SparkSession over the example job's warehouse (`harness.spark.get_spark()`
+The CLI starts the embedded SparkSession over the example job's warehouse (`spark_clustering_dev.spark.get_spark()`
 default, `build/work/session`); `plot_file_boxes(spark, table, x, y, out)` is the same for a caller
 that already has a session.
 """
@@ -104,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="warehouse + metastore folder (default: the example job's, build/work/session)")
     args = parser.parse_args(argv)
 
-    from harness.paths import JAR
-    from harness.spark import get_spark
+    from spark_clustering_dev.paths import JAR
+    from spark_clustering_dev.spark import get_spark
 
     # The jar is only needed to compute clustering keys, not to read tables.
     spark = get_spark(args.work_dir, app_name="spark_clustering_plot", with_jar=JAR.exists())

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 import sys
 
-from harness.dbt import run_dbt
-from harness.recluster_case import actual, expected, leftovers
-from harness.spark import get_spark
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.recluster_case import actual, expected, leftovers
+from spark_clustering_dev.spark import get_spark
 
 
 def main(plan: dict) -> None:

@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from harness.dbt import run_dbt
-from harness.paths import WORK
-from harness.spark import get_spark
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.spark import get_spark
 
 # Per process, so two pytest runs on one machine never share (or wipe) a warehouse.
 PYTEST_WORK = WORK / f"pytest-{os.getpid()}"

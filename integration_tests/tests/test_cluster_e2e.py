@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from harness.cluster import StandaloneCluster, get_json
-from harness.dbt import run_dbt
-from harness.paths import WORK
 from harness.plans import skipping_summary
-from harness.thrift import ThriftServer, free_port, pid_alive
+from spark_clustering_dev.cluster import StandaloneCluster, get_json
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.thrift import ThriftServer, free_port, pid_alive
 
 pytestmark = pytest.mark.cluster
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.dbt import DbtError, run_operation_json
-from harness.layout import fingerprint, file_ranges, mean_files_scanned, mean_width_ratio, random_boxes
 from harness.plans import skipping_summary
+from spark_clustering_dev.dbt import DbtError, run_operation_json
+from spark_clustering_dev.layout import fingerprint, file_ranges, mean_files_scanned, mean_width_ratio, random_boxes
 
 ROWS = 100_000
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.dbt import DbtError
-from harness.layout import fingerprint, file_ranges
+from spark_clustering_dev.dbt import DbtError
+from spark_clustering_dev.layout import fingerprint, file_ranges
 
 
 def build(dbt, source, alias, expect_success=True, extra_vars=None, **case):

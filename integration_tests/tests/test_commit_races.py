@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.commit_race import Writer
-from harness.paths import INTEGRATION_TESTS, WORK
-from harness.recluster_case import location
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.recluster_case import location
 
 THREAD_ROUNDS = 60
 PROCESS_ROUNDS = 25

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.paths import INTEGRATION_TESTS, REPO, WORK
-from harness.recluster_case import DATA_COLUMNS, ROW_SQL, MODEL
-from harness.thrift import ThriftServer
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
+from spark_clustering_dev.recluster_case import DATA_COLUMNS, ROW_SQL, MODEL
+from spark_clustering_dev.thrift import ThriftServer
 
 pytestmark = pytest.mark.thrift
 

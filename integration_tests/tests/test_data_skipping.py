@@ -37,7 +37,7 @@ from functools import reduce
 import pytest
 
 from harness import skipping as sk
-from harness.paths import WORK
+from spark_clustering_dev.paths import WORK
 
 SCHEMA = "it_test_data_skipping"
 SEED = sk.seed_from_env(default=20261122)

@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from harness import metrics_reference as ref
-from harness.dbt import DbtError, run_dbt
-from harness.paths import WORK
+from spark_clustering_dev import metrics_reference as ref
+from spark_clustering_dev.dbt import DbtError, run_dbt
+from spark_clustering_dev.paths import WORK
 
 # Own target dir: other processes may run dbt on the same project at the same time.
 TARGET = ["--target-path", str(WORK / "pytest" / "dbt_target_metrics_unit")]

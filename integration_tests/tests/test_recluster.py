@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.dbt import DbtError, run_operation_json
-from harness.metrics_reference import column_metrics
 from harness.plans import skipping_summary
-from harness.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
+from spark_clustering_dev.dbt import DbtError, run_operation_json
+from spark_clustering_dev.metrics_reference import column_metrics
+from spark_clustering_dev.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
 
 FILE_ROWS = 2000
 

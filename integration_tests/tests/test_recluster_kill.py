@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from harness.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
 
 ALIAS = "rc_kill"
 SCHEMA = "it_recluster_kill"

@@ -7,10 +7,10 @@ import socket
 
 import pytest
 
-from harness.dbt import run_dbt
-from harness.paths import WORK
 from harness.plans import skipping_summary
-from harness.thrift import ThriftServer, pid_alive
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.thrift import ThriftServer, pid_alive
 
 pytestmark = pytest.mark.thrift
 

@@ -11,9 +11,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from harness.layout import fingerprint
-from harness.dbt import dbt_output as harness_dbt_output
-from harness.paths import WORK
+from spark_clustering_dev.dbt import dbt_output as harness_dbt_output
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import WORK
 
 # Own target dir: other processes may run dbt on the same project at the same time.
 TARGET_PATH = WORK / "pytest" / "dbt_target_user_input_errors"

@@ -1,11 +1,11 @@
-"""The `recluster_case` model's rows and layout checks, shared by the recluster tests and the child
-process the kill tests run (harness.recluster_child)."""
+"""The `recluster_case` model's rows and layout checks, shared by the recluster tests, the child
+process the kill tests run (integration_tests/harness/recluster_child.py) and bench_recluster.py."""
 from __future__ import annotations
 
 from pathlib import Path
 from urllib.parse import urlparse
 
-from harness.layout import fingerprint
+from spark_clustering_dev.layout import fingerprint
 
 MODEL = "recluster_case"
 COLUMNS = ["a", "b", "c"]

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.paths import EXTENSION_CLASS, JAR, WORK, spark_home
+from spark_clustering_dev.paths import EXTENSION_CLASS, JAR, WORK, spark_home
 
 
 def free_port() -> int:

@@ -1,6 +1,7 @@
 """One place for the repo's paths and the names the Scala extension is loaded by."""
 import os
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 # Everything this project starts listens on loopback only.
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -18,3 +19,12 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent
+
+
+def local(file_uri: str) -> Path:
+    """The local path of a `file:` URI (as Spark lists files)."""
+    return Path(unquote(urlparse(file_uri).path))
+
+
+def uri(path: Path) -> str:
+    return "file://" + str(path)

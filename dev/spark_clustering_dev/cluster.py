@@ -10,8 +10,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from harness.paths import WORK, spark_home
-from harness.thrift import free_port, pid_alive
+from spark_clustering_dev.paths import WORK, spark_home
+from spark_clustering_dev.thrift import free_port, pid_alive
 
 
 def get_json(url: str, timeout: float = 5.0):

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.paths import EXTENSION_CLASS, JAR, WORK
+from spark_clustering_dev.paths import EXTENSION_CLASS, JAR, WORK
 
 
 def session_conf(work_dir: Path, with_jar: bool = True) -> dict[str, str]:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.paths import INTEGRATION_TESTS
+from spark_clustering_dev.paths import INTEGRATION_TESTS
 
-_deps_done: set[str] = set()
+_deps_done: set[str] = set()  # project dirs `dbt deps` ran for in this process
 _lock = threading.Lock()
 
 
@@ -50,11 +50,19 @@ def _messages(result: Any, exception: BaseException | None) -> list[str]:
     return messages
 
 
+def packages_installed(project_dir: Path = INTEGRATION_TESTS) -> bool:
+    """Whether `dbt deps` already linked the package into `project_dir`/dbt_packages."""
+    return (Path(project_dir) / "dbt_packages" / "spark_clustering").exists()
+
+
 def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_clustering_it",
             vars: dict[str, Any] | None = None, project_dir: Path = INTEGRATION_TESTS,
-            expect_success: bool = True, env: dict[str, str] | None = None) -> DbtRun:
+            expect_success: bool = True, env: dict[str, str] | None = None, deps: bool = True) -> DbtRun:
     """Run `dbt <args>` in this process (so the embedded SparkSession is shared).
 
+    deps=True: first run `dbt deps` for `project_dir`, once per process. deps=False: never run it (dbt
+    deps rewrites dbt_packages/, which a test run beside a benchmark may be reading; pass
+    `deps=not packages_installed()`).
     Raises DbtError with every reported error when the outcome differs from `expect_success`.
     """
     from dbt.cli.main import dbtRunner
@@ -64,10 +72,10 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
     project_dir = Path(project_dir)
     common = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
     with _lock:
-        if str(project_dir) not in _deps_done:
-            deps = dbtRunner().invoke(["deps", "--quiet", *common])
-            if not deps.success:
-                raise DbtError(["deps"], _messages(deps.result, deps.exception))
+        if deps and str(project_dir) not in _deps_done:
+            installed = dbtRunner().invoke(["deps", "--quiet", *common])
+            if not installed.success:
+                raise DbtError(["deps"], _messages(installed.result, installed.exception))
             _deps_done.add(str(project_dir))
     full = [*args, *common, "--target", target]
     if vars:
@@ -79,7 +87,6 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
             raise DbtError(full, run.messages or ["(dbt reported no message)"])
         raise AssertionError(f"dbt {' '.join(full)} succeeded but a failure was expected")
     return run
-
 
 
 def run_operation_json(macro: str, args: dict[str, Any], prefix: str | None = None, **kw) -> Any:
