@@ -5,6 +5,7 @@ dbt-spark's `session` method calls `SparkSession.builder.getOrCreate()`, so the 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -50,3 +51,20 @@ def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", 
     for key, value in {**session_conf(work_dir, with_jar), **(extra_conf or {})}.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+@contextlib.contextmanager
+def confs(spark, values: dict[str, str]):
+    """Session confs `values` set for the `with` block; then each is put back as it was (unset when
+    it was not set)."""
+    saved = {key: spark.conf.get(key, None) for key in values}
+    try:
+        for key, value in values.items():
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

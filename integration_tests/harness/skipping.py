@@ -15,7 +15,6 @@ Everything here is independent of the Scala code under test:
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
 import functools
@@ -29,6 +28,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable
 from urllib.parse import unquote, urlparse
+
+from spark_clustering_dev.spark import confs
 
 SEED_ENV = "SPARK_CLUSTERING_SKIPPING_SEED"
 SKIPPING_CONF = "spark.sparkclustering.skipping.enabled"
@@ -322,21 +323,6 @@ def spark_value(name: str, v: Any) -> Any:
 def spark_rows(spec: TableSpec, rows: list[dict]) -> list[tuple]:
     names = ["id"] + [c.key for c in COLUMNS] + ([spec.partition] if spec.partition else [])
     return [tuple(spark_value(n, r[n]) for n in names) for r in rows]
-
-
-@contextlib.contextmanager
-def confs(spark, values: dict[str, str]):
-    old = {k: spark.conf.get(k, None) for k in values}
-    for k, v in values.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
 
 
 def write_conf(spec: TableSpec) -> dict[str, str]:

@@ -7,7 +7,6 @@ codegen, expression codegen and the interpreted path, and the error texts of eve
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 from decimal import Decimal
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import BinaryType, LongType
+from spark_clustering_dev.spark import confs
 from spark_clustering_udfs.reference import axes_to_transpose, interleave
 
 # How each evaluation path is forced. fallback=false / CODEGEN_ONLY make a codegen bug fail the
@@ -27,25 +27,10 @@ MODES = {
 }
 
 
-@contextlib.contextmanager
-def conf(spark, settings: dict[str, str]):
-    saved = {key: spark.conf.get(key, None) for key in settings}
-    try:
-        for key, value in settings.items():
-            spark.conf.set(key, value)
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
 def collect_in_modes(spark, query: str) -> dict[str, list]:
     results = {}
     for mode, settings in MODES.items():
-        with conf(spark, settings):
+        with confs(spark, settings):
             results[mode] = [tuple(r) for r in spark.sql(query).collect()]
     return results
 
@@ -370,7 +355,7 @@ RUNTIME_ERRORS = {
 @pytest.mark.parametrize("expr", list(RUNTIME_ERRORS))
 def test_runtime_errors_in_every_mode(spark, expr):
     for mode, settings in MODES.items():
-        with conf(spark, settings), pytest.raises(Exception) as info:
+        with confs(spark, settings), pytest.raises(Exception) as info:
             spark.sql(f"SELECT {expr}").collect()
         assert RUNTIME_ERRORS[expr] in str(info.value), mode
 

@@ -6,7 +6,6 @@ changed behind its back.
 """
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import math
@@ -16,6 +15,8 @@ from decimal import Decimal
 from urllib.parse import unquote, urlparse
 
 import pytest
+
+from spark_clustering_dev.spark import confs
 
 COLUMNS = {
     "g": "int", "i": "int", "l": "bigint", "b": "tinyint", "d": "double", "f": "float",
@@ -70,21 +71,6 @@ FILES = {
 EMPTY_GROUP = 6  # a file with zero rows
 
 
-@contextlib.contextmanager
-def confs(spark, **kv):
-    before = {k: spark.conf.get(k, None) for k in kv}
-    for k, v in kv.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
 def create(spark, table, fmt):
     spark.sql(f"drop table if exists {table}")
     cols = ", ".join(f"{c} {t}" for c, t in COLUMNS.items())
@@ -93,9 +79,9 @@ def create(spark, table, fmt):
 
 def insert(spark, table, rows, ts_type="TIMESTAMP_MICROS", rebase="CORRECTED", where=""):
     """One INSERT, one file."""
-    with confs(spark, **{"spark.sql.parquet.outputTimestampType": ts_type,
-                         "spark.sql.parquet.datetimeRebaseModeInWrite": rebase,
-                         "spark.sql.parquet.int96RebaseModeInWrite": rebase}):
+    with confs(spark, {"spark.sql.parquet.outputTimestampType": ts_type,
+                       "spark.sql.parquet.datetimeRebaseModeInWrite": rebase,
+                       "spark.sql.parquet.int96RebaseModeInWrite": rebase}):
         spark.sql(f"insert into {table} select /*+ REPARTITION(1) */ * from values {', '.join(rows)} "
                   f"as v({', '.join(COLUMNS)}) {where}")
 
@@ -265,7 +251,7 @@ def test_truncated_parquet_string_statistics_still_bound_the_data(spark, s):
     t = f"{s}.pq_truncated"
     spark.sql(f"drop table if exists {t}")
     spark.sql(f"create table {t} (s string) using parquet")
-    with confs(spark, **{"parquet.statistics.truncate.length": "8"}):
+    with confs(spark, {"parquet.statistics.truncate.length": "8"}):
         spark.sql(f"insert into {t} select /*+ REPARTITION(1) */ * from values ('{'a' * 30}'), ('{'z' * 30}'), "
                   f"('é{'ÿ' * 20}'), ('mmm') as v(s)")
     columns = {"s": "string"}
