@@ -1069,8 +1069,18 @@ class Not(Pred):
         return (f, t)
 
 
+def _both(x, y):
+    return x and y
+
+
+def _either(x, y):
+    return x or y
+
+
 @dataclass(frozen=True)
-class And(Pred):
+class _Connective(Pred):
+    """`(a) <op> (b)`. A subclass names the operator `op`, its three-valued function `join3`, and
+    how the sides' (can be TRUE, can be FALSE) combine: `true_if`, `false_if` (_both or _either)."""
     a: Pred
     b: Pred
 
@@ -1079,42 +1089,32 @@ class And(Pred):
         return self.a.simple and self.b.simple and not (self.a.columns() & self.b.columns())
 
     def sql(self):
-        return f"({self.a.sql()}) AND ({self.b.sql()})"
+        return f"({self.a.sql()}) {self.op} ({self.b.sql()})"
 
     def columns(self):
         return self.a.columns() | self.b.columns()
 
     def _compile(self):
-        a, b = self.a.fn, self.b.fn
-        return lambda row: _and3(a(row), b(row))
+        a, b, join3 = self.a.fn, self.b.fn, self.join3
+        return lambda row: join3(a(row), b(row))
 
     def possible(self, fs):
         (t1, f1), (t2, f2) = self.a.possible(fs), self.b.possible(fs)
-        return (t1 and t2, f1 or f2)
+        return (self.true_if(t1, t2), self.false_if(f1, f2))
 
 
 @dataclass(frozen=True)
-class Or(Pred):
-    a: Pred
-    b: Pred
+class And(_Connective):
+    op = "AND"
+    join3 = staticmethod(_and3)
+    true_if, false_if = staticmethod(_both), staticmethod(_either)
 
-    @property
-    def simple(self):
-        return self.a.simple and self.b.simple and not (self.a.columns() & self.b.columns())
 
-    def sql(self):
-        return f"({self.a.sql()}) OR ({self.b.sql()})"
-
-    def columns(self):
-        return self.a.columns() | self.b.columns()
-
-    def _compile(self):
-        a, b = self.a.fn, self.b.fn
-        return lambda row: _or3(a(row), b(row))
-
-    def possible(self, fs):
-        (t1, f1), (t2, f2) = self.a.possible(fs), self.b.possible(fs)
-        return (t1 or t2, f1 and f2)
+@dataclass(frozen=True)
+class Or(_Connective):
+    op = "OR"
+    join3 = staticmethod(_or3)
+    true_if, false_if = staticmethod(_either), staticmethod(_both)
 
 
 @dataclass(frozen=True)
