@@ -71,10 +71,15 @@ FILES = {
 EMPTY_GROUP = 6  # a file with zero rows
 
 
-def create(spark, table, fmt):
+def new_table(spark, table, definition):
+    """`create table <table> <definition>` in place of any table of that name."""
     spark.sql(f"drop table if exists {table}")
+    spark.sql(f"create table {table} {definition}")
+
+
+def create(spark, table, fmt):
     cols = ", ".join(f"{c} {t}" for c, t in COLUMNS.items())
-    spark.sql(f"create table {table} ({cols}) using {fmt}")
+    new_table(spark, table, f"({cols}) using {fmt}")
 
 
 def insert(spark, table, rows, ts_type="TIMESTAMP_MICROS", rebase="CORRECTED", where=""):
@@ -249,8 +254,7 @@ def test_parquet_footers_bound_the_data_and_drop_what_is_doubtful(spark, s):
 def test_truncated_parquet_string_statistics_still_bound_the_data(spark, s):
     # parquet-mr truncates without marking the bound inexact: a prefix for min, rounded up for max
     t = f"{s}.pq_truncated"
-    spark.sql(f"drop table if exists {t}")
-    spark.sql(f"create table {t} (s string) using parquet")
+    new_table(spark, t, "(s string) using parquet")
     with confs(spark, {"parquet.statistics.truncate.length": "8"}):
         spark.sql(f"insert into {t} select /*+ REPARTITION(1) */ * from values ('{'a' * 30}'), ('{'z' * 30}'), "
                   f"('é{'ÿ' * 20}'), ('mmm') as v(s)")
@@ -331,8 +335,7 @@ def test_sidecar_is_exact_and_incremental(spark, s):
 def test_many_new_files_are_read_through_the_root_listing(spark, s):
     # more than 32 new files: the job reads the root, cut to the new files by a file-path filter
     t = f"{s}.pq_many"
-    spark.sql(f"drop table if exists {t}")
-    spark.sql(f"create table {t} (x bigint, y string) using parquet")
+    new_table(spark, t, "(x bigint, y string) using parquet")
     spark.sql(f"insert into {t} select /*+ REPARTITION(3) */ id, cast(id as string) from range(30)")
     first = write_stats(spark, t)
     spark.sql(f"insert into {t} select /*+ REPARTITION(40) */ id, concat('n', id) from range(1000, 1400)")
@@ -436,8 +439,7 @@ def test_corrupt_and_foreign_sidecar_content_is_ignored(spark, s):
 
 def test_partitions_odd_names_metadata_column_and_empty_table(spark, s):
     t = f"{s}.pq_parts"
-    spark.sql(f"drop table if exists {t}")
-    spark.sql(f"create table {t} (x int, `_metadata` int, k string) using parquet partitioned by (k)")
+    new_table(spark, t, "(x int, `_metadata` int, k string) using parquet partitioned by (k)")
     spark.sql(f"insert into {t} values (1, 10, 'a b%c'), (2, 20, 'x/y'), (3, 30, 'ü'), (4, 40, null), (5, 50, 'a b%c')")
     result = write_stats(spark, t)
     assert result["files"] == result["files_scanned"] >= 4
@@ -456,8 +458,7 @@ def test_partitions_odd_names_metadata_column_and_empty_table(spark, s):
     assert len(files) == len(desc["files"])
 
     empty = f"{s}.pq_empty"
-    spark.sql(f"drop table if exists {empty}")
-    spark.sql(f"create table {empty} (x int) using parquet")
+    new_table(spark, empty, "(x int) using parquet")
     assert (write_stats(spark, empty)["files"], write_stats(spark, empty)["sidecar"]) == (0, None)
 
 
@@ -490,8 +491,7 @@ def test_stats_for_through_the_scala_api(spark, s):
 
 def test_write_file_stats_argument_errors(spark, s):
     csv = f"{s}.csv_table"
-    spark.sql(f"drop table if exists {csv}")
-    spark.sql(f"create table {csv} (x int) using csv")
+    new_table(spark, csv, "(x int) using csv")
     with pytest.raises(Exception, match=r"write_file_stats: .*csv_table is not a parquet or orc table"):
         write_stats(spark, csv)
     spark.sql(f"create or replace view {s}.a_view as select 1 as x")
