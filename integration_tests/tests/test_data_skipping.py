@@ -105,6 +105,13 @@ def write_sidecar(spark, state: sk.TableState, expect_scanned: int | None = None
     return result
 
 
+def with_sidecar(spark, state: sk.TableState) -> sk.TableState:
+    """`state`, its sidecar written first unless every file already has its stats there."""
+    if not all(state.source.get(f) == "sidecar" for f in state.files):
+        write_sidecar(spark, state)
+    return state
+
+
 def usable_filter_sql(state: sk.TableState) -> str:
     return f"select id from {state.qualified} where i > 0"
 
@@ -529,9 +536,7 @@ def test_path_based_read(session, tables):
     rng = random.Random(SEED + 13)
     failures = []
     for name in ("pq_sorted", "orc_random"):
-        state = tables[name]
-        if not all(state.source.get(f) == "sidecar" for f in state.files):
-            write_sidecar(session, state)
+        state = with_sidecar(session, tables[name])
         gen = sk.PredicateGenerator(rng, state.rows, state.exact)
         for _ in range(4):
             pred = gen.simple()
@@ -580,8 +585,7 @@ def test_join_derived_filters(session, tables):
     rng = random.Random(SEED + 8)
     t, u = tables["pq_sorted"], tables["orc_sorted"]
     for state in (t, u):
-        if not all(state.source.get(f) == "sidecar" for f in state.files):
-            write_sidecar(session, state)
+        with_sidecar(session, state)
     failures = []
     checked = 0
     for _ in range(6):
@@ -719,9 +723,7 @@ def test_partition_pruning_first(session, tables):
     rng = random.Random(SEED + 9)
     failures = []
     for name in ("pq_part", "orc_part"):
-        state = tables[name]
-        if not all(state.source.get(f) == "sidecar" for f in state.files):
-            write_sidecar(session, state)
+        state = with_sidecar(session, tables[name])
         part_col = state.spec.partition
         values = sorted({r[0] for r in session.sql(f"select distinct {part_col} from {state.qualified}")
                         .collect()})
