@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 
 @dataclass
@@ -62,46 +63,42 @@ def tpch_extension_path() -> Path:
     return _wheel_extension_path(duckdb_extension_tpch, "tpch")
 
 
-def generate_store_sales_parquet(scale_factor: float, out_dir: Path) -> Path:
-    """TPC-DS store_sales at `scale_factor` as one parquet file, with its generation order kept in
-    `ss_insert_order` (Spark reads splits largest first, so file order alone would not keep it).
-    Reused when already generated: dsdgen is deterministic."""
+def _generate_parquet(path: Path, setup: Callable[[], list[str]], table: str, order_column: str) -> Path:
+    """DuckDB runs the statements of `setup()` (load a generator extension, call it), then writes
+    `table` to `path` as one parquet file with its row order kept in `order_column`. Reused when
+    `path` exists: the generators are deterministic."""
     import duckdb
 
-    path = out_dir / f"store_sales_sf{scale_factor:g}.parquet"
     if path.exists():
         return path
-    out_dir.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
-    con.execute(f"LOAD '{tpcds_extension_path()}'")
-    con.execute(f"CALL dsdgen(sf={scale_factor})")
+    for statement in setup():
+        con.execute(statement)
     partial = path.with_suffix(".partial")
-    con.execute(f"COPY (SELECT row_number() OVER () AS ss_insert_order, * FROM store_sales) "
+    con.execute(f"COPY (SELECT row_number() OVER () AS {order_column}, * FROM {table}) "
                 f"TO '{partial}' (FORMAT parquet)")
     con.close()
     partial.rename(path)
     return path
+
+
+def generate_store_sales_parquet(scale_factor: float, out_dir: Path) -> Path:
+    """TPC-DS store_sales at `scale_factor` as one parquet file, with its generation order kept in
+    `ss_insert_order` (Spark reads splits largest first, so file order alone would not keep it).
+    Reused when already generated: dsdgen is deterministic."""
+    return _generate_parquet(out_dir / f"store_sales_sf{scale_factor:g}.parquet",
+                             lambda: [f"LOAD '{tpcds_extension_path()}'", f"CALL dsdgen(sf={scale_factor})"],
+                             "store_sales", "ss_insert_order")
 
 
 def generate_lineitem_parquet(scale_factor: float, out_dir: Path) -> Path:
     """TPC-H lineitem at `scale_factor` (SF 1 = 6,001,215 rows) as one parquet file, dbgen's row order
     kept in `l_insert_order`. Reused when already generated: dbgen is deterministic."""
-    import duckdb
-
-    path = out_dir / f"lineitem_sf{scale_factor:g}.parquet"
-    if path.exists():
-        return path
-    out_dir.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
-    con.execute(f"LOAD '{tpch_extension_path()}'")
-    con.execute(f"CALL dbgen(sf={scale_factor})")
-    partial = path.with_suffix(".partial")
-    con.execute(f"COPY (SELECT row_number() OVER () AS l_insert_order, * FROM lineitem) "
-                f"TO '{partial}' (FORMAT parquet)")
-    con.close()
-    partial.rename(path)
-    return path
+    return _generate_parquet(out_dir / f"lineitem_sf{scale_factor:g}.parquet",
+                             lambda: ["SET enable_progress_bar = false", f"LOAD '{tpch_extension_path()}'",
+                                      f"CALL dbgen(sf={scale_factor})"],
+                             "lineitem", "l_insert_order")
 
 
 def build_store_sales(spark, schema: str, scale_factor: float, files: int, out_dir: Path) -> Dataset:
