@@ -146,24 +146,33 @@ def paused_writer(server, name, args, vars_, seconds) -> DbtProcess:
     return p
 
 
+def seeded(server, alias, rows) -> str:
+    """The model built as `alias` with ids [0, rows); returns its table."""
+    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, rows))
+    return f"{SCHEMA}.{alias}"
+
+
+def assert_table(server, table, ranges):
+    """Exactly the rows of the id `ranges`, and no staging left behind."""
+    assert rows_of(server, table) == expected_rows(server, ranges)
+    assert staging_left(server, table) == []
+
+
 def test_two_runs_of_one_recluster_model_second_waits_and_no_row_is_lost(server):
     alias = "cc_twice"
-    table = f"{SCHEMA}.{alias}"
-    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 8000))
+    table = seeded(server, alias, 8000)
     first = paused_writer(server, "first", ["run", "--select", MODEL], model_vars(alias, 8000, 10000), 12)
     # the second run appends (no lease needed: appends never conflict) and its recluster waits
     second = DbtProcess(server, "second", ["run", "--select", MODEL], model_vars(alias, 10000, 11000))
     assert first.finish() == 0, first.errors()
     assert second.finish() == 0, second.errors()
     assert "waited" in second.output and "for the lease of" in second.output, second.output[-3000:]
-    assert rows_of(server, table) == expected_rows(server, [(0, 11000)])
-    assert staging_left(server, table) == []
+    assert_table(server, table, [(0, 11000)])
 
 
 def test_recluster_and_a_clustered_table_rebuild_of_the_same_table(server):
     alias = "cc_rebuild"
-    table = f"{SCHEMA}.{alias}"
-    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
+    table = seeded(server, alias, 6000)
     run(server, "append", ["run", "--select", MODEL], model_vars(alias, 6000, 8000, spark_clustering_recluster=False))
     recluster = paused_writer(server, "recluster", ["run-operation", "recluster", "--args",
                                                     json.dumps({"relation": table})], model_vars(alias, 0, 0), 12)
@@ -173,14 +182,12 @@ def test_recluster_and_a_clustered_table_rebuild_of_the_same_table(server):
     assert rebuild.finish() == 0, rebuild.errors()
     assert "waited" in rebuild.output, rebuild.output[-3000:]
     # the rebuild came last: exactly its rows
-    assert rows_of(server, table) == expected_rows(server, [(0, 5000)])
-    assert staging_left(server, table) == []
+    assert_table(server, table, [(0, 5000)])
 
 
 def test_second_writer_that_will_not_wait_stops_naming_the_holder(server):
     alias = "cc_nowait"
-    table = f"{SCHEMA}.{alias}"
-    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, 6000))
+    table = seeded(server, alias, 6000)
     first = paused_writer(server, "first", ["run", "--select", MODEL], model_vars(alias, 6000, 8000), 10)
     second = DbtProcess(server, "second", ["run-operation", "recluster", "--args", json.dumps({"relation": table})],
                         model_vars(alias, 0, 0, spark_clustering_lease_wait_seconds=1))
@@ -189,5 +196,4 @@ def test_second_writer_that_will_not_wait_stops_naming_the_holder(server):
     text = second.output
     assert f"table {table} is being written by dbt" in text and "recluster" in text, text[-3000:]
     assert "waited 1." in text and "cluster_lease_wait_seconds" in text, text[-3000:]
-    assert rows_of(server, table) == expected_rows(server, [(0, 8000)])
-    assert staging_left(server, table) == []
+    assert_table(server, table, [(0, 8000)])
