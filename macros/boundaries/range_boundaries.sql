@@ -17,7 +17,7 @@
     {#- the sample flag's alias must not be (or shadow) a column of the source -#}
     {%- set in_sample = spark_clustering._unused_column_name('__sc_in_sample', all_columns) -%}
     {%- for col in columns -%}
-        {%- set q = spark_clustering.quoted_columns([col.name]) -%}
+        {%- set q = spark_clustering._quoted_columns([col.name]) -%}
         {%- set r = ranges[col.name] -%}
         {#- collect_list drops NULLs: NULL gets range id 0 of its own, never a boundary. -#}
         {%- do sampled.append('sort_array(collect_list(' ~ q ~ ') filter (where ' ~ in_sample ~ ')) as s_' ~ loop.index0) -%}
@@ -25,13 +25,13 @@
         {%- do cuts.append(
             'transform(case when size(s_' ~ loop.index0 ~ ') = 0 then array() else transform(sequence(1, ' ~ (r - 1) ~ '), '
             ~ 'i -> element_at(s_' ~ loop.index0 ~ ', cast(ceil(i * size(s_' ~ loop.index0 ~ ') / ' ~ r ~ '.0D) as int))) end, '
-            ~ 'x -> ' ~ spark_clustering.sql_literal_expression('x', col.type, col.name) ~ ') as b_' ~ loop.index0
+            ~ 'x -> ' ~ spark_clustering._sql_literal_expression('x', col.type, col.name) ~ ') as b_' ~ loop.index0
             ~ ', 1 - size(s_' ~ loop.index0 ~ ') / greatest(sample_rows, 1) as null_fraction_' ~ loop.index0) -%}
     {%- endfor -%}
     {%- set sql -%}
         select row_count, hash_sum, hash_xor, {{ cuts | join(', ') }}
         from (
-            select {{ spark_clustering.row_checksum_expressions(all_columns) }},
+            select {{ spark_clustering._row_checksum_expressions(all_columns) }},
                 count_if({{ in_sample }}) as sample_rows, {{ sampled | join(', ') }}
             from (select *, rand({{ seed }}) < {{ sample_fraction }} as {{ in_sample }} from {{ from_sql }})
         )
@@ -48,22 +48,7 @@
     {{ return(result) }}
 {% endmacro %}
 
-{#- A SQL expression that renders value `x` of Spark type `type` as an exact SQL literal of that
-    type: strings through their UTF-8 hex (no escaping to get wrong), timestamps through epoch
-    micros (no time zone to get wrong), the rest through cast(string) which round-trips. -#}
-{% macro sql_literal_expression(x, type, column_name) %}
-    {%- set t = type | lower -%}
-    {%- if t == 'string' or t.startswith('varchar') or t.startswith('char') or t.startswith('string collate') -%}
-        {{ return("concat('cast(X', chr(39), hex(" ~ x ~ "), chr(39), ' as string)')") }}
-    {%- elif t == 'binary' -%}
-        {{ return("concat('X', chr(39), hex(" ~ x ~ "), chr(39))") }}
-    {%- elif t == 'timestamp' -%}
-        {{ return("concat('timestamp_micros(', cast(unix_micros(" ~ x ~ ") as string), ')')") }}
-    {%- elif t in ['boolean', 'tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'date', 'timestamp_ntz']
-            or t.startswith('decimal') -%}
-        {{ return("concat('cast(', chr(39), cast(" ~ x ~ " as string), chr(39), ' as " ~ t ~ ")')") }}
-    {%- else -%}
-        {{ spark_clustering.config_error('cluster_by', column_name,
-            "column '" ~ column_name ~ "' has type " ~ type ~ ", which has no total order to cluster on; cluster on a numeric, string, date, timestamp, boolean or binary column (or an expression of one in the model)") }}
-    {%- endif -%}
+
+{% macro default__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed) %}
+    {{ spark_clustering._unsupported_adapter('range_boundaries', 'samples with Spark SQL (rand, collect_list, sort_array, transform)') }}
 {% endmacro %}

@@ -78,6 +78,5 @@
 {% endmacro %}
 
 {% macro default__hilbert_key(bits, id_sqls, backend) %}
-    {{ exceptions.raise_compiler_error(
-        'spark_clustering.hilbert_key supports Spark adapters only (spark, databricks), not ' ~ adapter.type()) }}
+    {{ spark_clustering._unsupported_adapter('hilbert_key', 'emits Spark SQL bit functions or the native hilbert_key') }}
 {% endmacro %}

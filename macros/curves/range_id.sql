@@ -53,6 +53,5 @@
 {% endmacro %}
 
 {% macro default__range_id(value_sql, boundaries_sql, backend) %}
-    {{ exceptions.raise_compiler_error(
-        'spark_clustering.range_id supports Spark adapters only (spark, databricks), not ' ~ adapter.type()) }}
+    {{ spark_clustering._unsupported_adapter('range_id', 'emits Spark SQL higher-order functions or the native range_id') }}
 {% endmacro %}

@@ -25,11 +25,9 @@
     {%- if not execute -%}
         {{ return('native') }}
     {%- endif -%}
-    {%- set found = run_query("show functions like 'hilbert_key'") -%}
-    {{ return('native' if found.rows | length > 0 else 'sql') }}
+    {{ return('native' if spark_clustering._has_extension_function('hilbert_key') else 'sql') }}
 {% endmacro %}
 
 {% macro default__udf_backend() %}
-    {{ exceptions.raise_compiler_error(
-        'spark_clustering.udf_backend supports Spark adapters only (spark, databricks), not ' ~ adapter.type()) }}
+    {{ spark_clustering._unsupported_adapter('udf_backend', "looks up the session's functions (SHOW FUNCTIONS)") }}
 {% endmacro %}

@@ -287,3 +287,17 @@
                    "exact": false, "sampled_file_count": sample_size}) }}
     {%- endif -%}
 {% endmacro %}
+
+
+{#- total / count rounded to `digits` decimals, half away from zero, as Databend rounds its
+    averages ((10000.0 * sum / count).round() / 10000.0 in Rust). Jinja's round is Python's, half
+    to even: 37 / 32 = 1.15625 would give 1.1562 where Databend reports 1.1563. 0.0 when count is 0. -#}
+{% macro _rounded_average(total, count=1, digits=4) %}
+    {%- if not count -%}{{ return(0.0) }}{%- endif -%}
+    {%- set scale = 10 ** digits -%}
+    {%- set scaled = scale * 1.0 * total / count -%}
+    {%- set magnitude = scaled | abs -%}
+    {%- set whole = magnitude | round(0, 'floor') -%}
+    {%- if magnitude - whole >= 0.5 -%}{%- set whole = whole + 1 -%}{%- endif -%}
+    {{ return((whole if scaled >= 0 else -whole) / scale) }}
+{% endmacro %}

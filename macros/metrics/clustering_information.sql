@@ -1,27 +1,18 @@
 {#- Clustering metrics of a table from its per-file min/max (docs/metrics.md "Metric definitions"):
     per column total/constant/NULL-only file counts, average overlaps, average/p95/p99 depth and
     the depth histogram; the box metric over all columns; optionally the files-scanned ratio of a
-    workload. Returns a dict; under `dbt run-operation clustering_information` also prints it as
-    one JSON line `clustering_information: {...}`. -#}
-{% macro clustering_information(relation, columns=none, workload=none) %}
-    {{ return(adapter.dispatch('clustering_information', 'spark_clustering')(relation, columns, workload)) }}
-{% endmacro %}
-
-
-{#- Generic: everything adapter-specific is in file_stats. -#}
-{% macro default__clustering_information(relation, columns=none, workload=none) %}
-    {{ return(spark_clustering._clustering_information(relation, columns, workload)) }}
-{% endmacro %}
-
-
-{#- clustering_information; with raise_errors=false a mistake found before the scan (no such
-    column, a view, a bad workload) comes back as {"relation", "error": text} instead of failing
-    the caller: the audit model measures every table and must not stop at a broken one. -#}
-{% macro _clustering_information(relation, columns=none, workload=none, raise_errors=true) %}
-    {%- if not execute -%}
+    workload; `method`, how the package last clustered the table. raise_errors=false returns a
+    mistake found before the scan (no such column, a view, a bad workload) as {"relation", "error":
+    text} instead of failing: the audit model measures every table and must not stop at a broken
+    one. Returns a dict ({} while dbt compiles or generates docs); under `dbt run-operation
+    clustering_information` also prints it as one JSON line `clustering_information: {...}`. -#}
+{% macro clustering_information(relation, columns=none, workload=none, raise_errors=true) %}
+    {#- measured when dbt runs, tests, builds or runs an operation; {} while it compiles or generates docs -#}
+    {%- if not spark_clustering._measure_now() -%}
         {{ return({}) }}
     {%- endif -%}
     {%- set relation = spark_clustering._resolve_relation(relation, 'clustering_information') -%}
+    {%- do spark_clustering._require_bool('raise_errors', raise_errors, 'clustering_information', 'argument') -%}
     {%- if columns is none -%}
         {%- set columns = spark_clustering._cluster_by_of(relation) -%}
         {%- if columns is none -%}
@@ -44,14 +35,16 @@
     {%- endif -%}
     {#- the workload is checked before the scan too: a bad box costs no table scan -#}
     {%- if workload is not none -%}
-        {%- set workload_result = spark_clustering._files_scanned_ratio(relation, workload, raise_errors) -%}
+        {%- set workload_result = spark_clustering.files_scanned_ratio(relation, workload, raise_errors) -%}
         {%- if 'error' in workload_result -%}{{ return(workload_result) }}{%- endif -%}
     {%- endif -%}
 
     {%- set stats = run_query(spark_clustering.file_stats(relation, column_list)) -%}
     {%- set file_ranges = spark_clustering._file_ranges_from_stats(stats, column_list | length) -%}
     {%- set metrics = spark_clustering._clustering_metrics(file_ranges, column_list) -%}
-    {%- set result = {"relation": relation | string} -%}
+    {#- how the table was last clustered (none for a table the package did not write) -#}
+    {%- set result = {"relation": relation | string,
+                      "method": spark_clustering._table_properties(relation).get('spark_clustering.method')} -%}
     {%- do result.update(metrics) -%}
     {%- if workload is not none -%}
         {%- do result.update({"workload": workload_result}) -%}

@@ -5,25 +5,28 @@
     NULL never matches), total_files, matching_rows (rows of the table in the box), ideal_files =
     ceil(matching_rows / (total_rows / total_files)), ratio = scanned / total and
     scanned_over_ideal = max(scanned, 1) / max(ideal, 1); plus mean_ratio and
-    mean_scanned_over_ideal over the boxes. Returns a dict; under
-    `dbt run-operation files_scanned_ratio` also prints it as `files_scanned_ratio: {...}`. -#}
-{% macro files_scanned_ratio(relation, workload) %}
-    {{ return(adapter.dispatch('files_scanned_ratio', 'spark_clustering')(relation, workload)) }}
-{% endmacro %}
-
-
-{#- Generic: file_stats is the adapter-specific part; the rest is portable SQL. -#}
-{% macro default__files_scanned_ratio(relation, workload) %}
-    {{ return(spark_clustering._files_scanned_ratio(relation, workload)) }}
-{% endmacro %}
-
-
-{#- files_scanned_ratio; with raise_errors=false a mistake (a bad box, no such column, a view, a
-    bound that does not cast) comes back as {"relation", "error": text} (see _clustering_information). -#}
-{% macro _files_scanned_ratio(relation, workload, raise_errors=true) %}
+    mean_scanned_over_ideal over the boxes. workload none: the model's `cluster_workload`.
+    raise_errors=false returns a mistake (a bad box, no such column, a view, a bound that does not
+    cast) as {"relation", "error": text} instead of failing. Returns a dict ({} while dbt compiles
+    or generates docs); under `dbt run-operation files_scanned_ratio` also prints it as
+    `files_scanned_ratio: {...}`. -#}
+{% macro files_scanned_ratio(relation, workload=none, raise_errors=true) %}
+    {#- no workload: the model's `cluster_workload` (config or meta), looked up when measuring -#}
+    {%- if workload is none -%}
+        {%- if not execute or (relation is string and not spark_clustering._measure_now()) -%}{{ return({}) }}{%- endif -%}
+        {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
+        {%- set workload = spark_clustering._model_config_of(relation, 'cluster_workload') -%}
+        {%- if workload is none -%}
+            {%- set msg -%}
+                files_scanned_ratio: no `workload` given and {{ relation }} is not a model with a `cluster_workload` config (or meta key); pass the boxes, e.g. workload=[{'event_time': ['2024-01-01', '2024-01-31']}].
+            {%- endset -%}
+            {{ exceptions.raise_compiler_error(msg | trim) }}
+        {%- endif -%}
+    {%- endif -%}
     {%- set problem = spark_clustering._workload_problem(workload, relation) -%}
     {%- if problem and raise_errors -%}{{ exceptions.raise_compiler_error(problem) }}{%- endif -%}
-    {%- if not execute -%}
+    {#- a bad workload fails at compile time too; the table is measured only when dbt runs it -#}
+    {%- if not spark_clustering._measure_now() -%}
         {{ return({}) }}
     {%- endif -%}
     {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
@@ -51,8 +54,7 @@
         {%- set file_terms = [] -%}
         {%- set row_terms = [] -%}
         {%- for column_name, bounds in box.items() -%}
-            {%- set quoted = '`' ~ column_name | replace('`', '``') ~ '`' -%}
-            {%- set stat_prefix = '`' ~ column_name | replace('`', '``') -%}
+            {%- set quoted = spark_clustering._quoted_columns([column_name]) -%}
             {%- set data_type = column_types[column_name | lower] -%}
             {%- for side, value in [('lo', bounds[0]), ('hi', bounds[1])] if value is not none -%}
                 {%- set typed = 'cast(' ~ spark_clustering._sql_literal(value, 'files_scanned_ratio')
@@ -60,16 +62,16 @@
                 {%- do bound_checks.append({"box": box, "column": column_name, "value": value,
                     "type": data_type, "sql": typed ~ ' is null'}) -%}
                 {%- if side == 'lo' -%}
-                    {%- do file_terms.append(stat_prefix ~ '__max` >= ' ~ typed) -%}
+                    {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__max') ~ ' >= ' ~ typed) -%}
                     {%- do row_terms.append(quoted ~ ' >= ' ~ typed) -%}
                 {%- else -%}
-                    {%- do file_terms.append(stat_prefix ~ '__min` <= ' ~ typed) -%}
+                    {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__min') ~ ' <= ' ~ typed) -%}
                     {%- do row_terms.append(quoted ~ ' <= ' ~ typed) -%}
                 {%- endif -%}
             {%- endfor -%}
             {%- if bounds[0] is none and bounds[1] is none -%}
                 {#- both ends open: any non-NULL value matches -#}
-                {%- do file_terms.append(stat_prefix ~ '__min` is not null') -%}
+                {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__min') ~ ' is not null') -%}
                 {%- do row_terms.append(quoted ~ ' is not null') -%}
             {%- endif -%}
         {%- endfor -%}

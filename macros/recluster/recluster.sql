@@ -5,7 +5,7 @@
 
     Files carry their level in their name: `part-*` (what dbt and Spark write) is level 0, never
     clustered; a rewrite names its files `sc-l<level>-<run>-<n>.<ext>`, one run per rewrite. Each
-    round (see _recluster_round):
+    round (macros/recluster/_recluster_plan.sql, _recluster_rewrite.sql):
       1. measure: list the data files (size, mtime), per-file min/max (file_stats), the metrics
          per scope (the whole table, or each partition of a partitioned table);
       2. gate: rewrite a scope when a clustering column's average depth > max_average_depth or
@@ -27,26 +27,7 @@
 
 {% macro spark__recluster(relation, final, columns, method) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- if final is not boolean -%}
-        {{ spark_clustering.config_error('final', final, 'use true or false (a boolean, not a string)', kind='argument') }}
-    {%- endif -%}
-    {%- set outcome = spark_clustering._recluster_outcome(relation, final, columns, method) -%}
-    {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
-    {{ return('') }}
-{% endmacro %}
-
-
-{% macro default__recluster(relation, final, columns, method) %}
-    {{ exceptions.raise_compiler_error(
-        "recluster: adapter '" ~ adapter.type() ~ "' is not supported. It rewrites data files of plain "
-        ~ "parquet/orc tables through the spark_clustering Spark extension; Delta and Iceberg tables have "
-        ~ "OPTIMIZE ... ZORDER BY / rewrite_data_files.") }}
-{% endmacro %}
-
-
-{#- The work of recluster(), returning the outcome as a dict:
-    {relation, decision, reason, rounds: [...], before: {...}, after: {...}, thresholds: {...}}. -#}
-{% macro _recluster_outcome(relation=none, final=false, columns=none, method=none) %}
+    {%- do spark_clustering._require_bool('final', final, 'recluster', 'argument') -%}
     {%- if relation is none -%}
         {%- if this is defined and this is not none -%}
             {%- set relation = this -%}
@@ -63,7 +44,7 @@
 
     {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
         off: that is about the rows the table holds, not about its layout. -#}
-    {%- set has_extension = spark_clustering._recluster_has_extension() -%}
+    {%- set has_extension = spark_clustering._has_extension_function('recluster_commit') -%}
     {%- set lease = none -%}
     {%- if has_extension -%}
         {#- one writer at a time: recovery below must never touch a live writer's staging -#}
@@ -81,11 +62,13 @@
     {%- if outcome.reason -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
-        {{ return(outcome) }}
+        {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
+        {{ return('') }}
     {%- endif -%}
 
     {%- if not has_extension -%}
-        {%- do spark_clustering._recluster_missing_extension(settings) -%}
+        {%- do spark_clustering._missing_extension('recluster: ' ~ settings.label,
+                ['recluster_data_files', 'recluster_commit', 'recluster_recover'], 'set skip_recluster: true') -%}
     {%- endif -%}
 
     {%- set limit = 64 if final else settings.max_rounds -%}
@@ -145,5 +128,11 @@
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
            ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '
            ~ spark_clustering._depth_summary(outcome.before) ~ ' -> ' ~ spark_clustering._depth_summary(outcome.after), info=true) }}
-    {{ return(outcome) }}
+    {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{% macro default__recluster(relation, final, columns, method) %}
+    {{ spark_clustering._unsupported_adapter('recluster', 'rewrites data files of plain parquet/orc tables through the Spark extension (Delta and Iceberg tables have OPTIMIZE ... ZORDER BY / rewrite_data_files)') }}
 {% endmacro %}

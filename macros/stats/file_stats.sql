@@ -16,11 +16,10 @@ select
     {{ meta }}.file_path as file_path,
     count(*) as row_count
     {%- for column_name in column_list %}
-    {%- set quoted = '`' ~ column_name | replace('`', '``') ~ '`' %}
-    {%- set prefix = '`' ~ column_name | replace('`', '``') %},
-    min({{ quoted }}) as {{ prefix }}__min`,
-    max({{ quoted }}) as {{ prefix }}__max`,
-    count(*) - count({{ quoted }}) as {{ prefix }}__null_count`
+    {%- set quoted = spark_clustering._quoted_columns([column_name]) %},
+    min({{ quoted }}) as {{ spark_clustering._quoted_suffixed(column_name, '__min') }},
+    max({{ quoted }}) as {{ spark_clustering._quoted_suffixed(column_name, '__max') }},
+    count(*) - count({{ quoted }}) as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
     {%- endfor %}
 from {{ relation }}
 group by {{ meta }}.file_path
@@ -30,11 +29,5 @@ group by {{ meta }}.file_path
 
 
 {% macro default__file_stats(relation, columns) %}
-    {{ exceptions.raise_compiler_error(
-        "file_stats: adapter '" ~ adapter.type() ~ "' is not supported (relation " ~ relation ~ "). "
-        ~ "Per-file statistics need a per-file metadata column such as Spark's _metadata.file_path; "
-        ~ "implement " ~ adapter.type() ~ "__file_stats(relation, columns) in your project and list it "
-        ~ "in the dispatch config for spark_clustering."
-    ) }}
+    {{ spark_clustering._unsupported_adapter('file_stats', "reads a per-file metadata column such as Spark's _metadata.file_path") }}
 {% endmacro %}
-

@@ -15,16 +15,10 @@
 
 {% macro spark__write_file_stats(relation, rebuild) %}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
-    {%- if rebuild is not boolean -%}
-        {{ spark_clustering.config_error('rebuild', rebuild, 'use true or false (a boolean, not ' ~ spark_clustering._type_name(rebuild) ~ ')',
-                                         subject='write_file_stats', kind='argument') }}
-    {%- endif -%}
+    {%- do spark_clustering._require_bool('rebuild', rebuild, 'write_file_stats', 'argument') -%}
     {%- set relation = spark_clustering._resolve_relation(relation, 'write_file_stats') -%}
-    {%- if not spark_clustering._has_file_stats_function() -%}
-        {{ exceptions.raise_compiler_error(
-            "write_file_stats: " ~ relation ~ ": the Spark session has no function write_file_stats; it comes with "
-            ~ "the package's Spark extension: start Spark with spark.jars=<path to spark-clustering-udfs.jar> and "
-            ~ "spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions (docs/deployment.md)") }}
+    {%- if not spark_clustering._has_extension_function('write_file_stats') -%}
+        {%- do spark_clustering._missing_extension('write_file_stats: ' ~ relation, ['write_file_stats']) -%}
     {%- endif -%}
     {%- set row = run_query("select * from write_file_stats("
         ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
@@ -37,23 +31,5 @@
 
 
 {% macro default__write_file_stats(relation, rebuild) %}
-    {{ exceptions.raise_compiler_error(
-        "write_file_stats: adapter '" ~ adapter.type() ~ "' is not supported. It writes the statistics sidecar "
-        ~ "that the spark_clustering Spark extension reads to skip files of plain parquet/orc tables.") }}
-{% endmacro %}
-
-
-{#- After a write of the package (clustered_table, recluster): the sidecar, when the extension is
-    loaded and the model has not switched it off (config cluster_file_stats: false, read by
-    clustering_config as `file_stats`). -#}
-{% macro _write_file_stats_after_write(relation, cfg) %}
-    {%- if cfg.file_stats and spark_clustering._has_file_stats_function() -%}
-        {%- do spark_clustering.write_file_stats(relation) -%}
-    {%- endif -%}
-{% endmacro %}
-
-
-{% macro _has_file_stats_function() %}
-    {%- if target.type not in ['spark', 'databricks'] -%}{{ return(false) }}{%- endif -%}
-    {{ return(run_query("show functions like 'write_file_stats'").rows | length > 0) }}
+    {{ spark_clustering._unsupported_adapter('write_file_stats', 'writes the statistics sidecar that the Spark extension reads to skip files of plain parquet/orc tables') }}
 {% endmacro %}

@@ -18,5 +18,5 @@
 {% endmacro %}
 
 {% macro default__describe_columns(sql) %}
-    {{ exceptions.raise_compiler_error('spark_clustering.describe_columns needs Spark SQL (DESCRIBE QUERY); adapter ' ~ adapter.type() ~ ' is not supported') }}
+    {{ spark_clustering._unsupported_adapter('describe_columns', 'types a query with Spark SQL DESCRIBE QUERY') }}
 {% endmacro %}

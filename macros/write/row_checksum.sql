@@ -6,18 +6,17 @@
 {% endmacro %}
 
 {% macro spark__row_checksum(from_sql, column_names) %}
-    {%- set rows = run_query('select ' ~ spark_clustering.row_checksum_expressions(column_names) ~ ' from ' ~ from_sql).rows -%}
+    {%- set rows = run_query('select ' ~ spark_clustering._row_checksum_expressions(column_names) ~ ' from ' ~ from_sql).rows -%}
     {{ return({'row_count': rows[0][0] | int, 'hash_sum': rows[0][1] | int, 'hash_xor': rows[0][2] | int}) }}
 {% endmacro %}
 
-{#- The same three expressions, for a query that computes them alongside other aggregates. -#}
-{% macro row_checksum_expressions(column_names) %}
-    {%- set cols = spark_clustering.quoted_columns(column_names) -%}
-    {{ return('count(*) as row_count, coalesce(sum(cast(hash(' ~ cols ~ ') as bigint)), 0) as hash_sum, coalesce(bit_xor(xxhash64(' ~ cols ~ ')), 0) as hash_xor') }}
+{% macro default__row_checksum(from_sql, column_names) %}
+    {{ spark_clustering._unsupported_adapter('row_checksum', 'hashes rows with Spark SQL hash() and xxhash64()') }}
 {% endmacro %}
 
-{% macro quoted_columns(column_names) %}
-    {%- set quoted = [] -%}
-    {%- for name in column_names -%}{%- do quoted.append('`' ~ name | replace('`', '``') ~ '`') -%}{%- endfor -%}
-    {{ return(quoted | join(', ')) }}
+
+{#- The same three expressions, for a query that computes them alongside other aggregates. -#}
+{% macro _row_checksum_expressions(column_names) %}
+    {%- set cols = spark_clustering._quoted_columns(column_names) -%}
+    {{ return('count(*) as row_count, coalesce(sum(cast(hash(' ~ cols ~ ') as bigint)), 0) as hash_sum, coalesce(bit_xor(xxhash64(' ~ cols ~ ')), 0) as hash_xor') }}
 {% endmacro %}

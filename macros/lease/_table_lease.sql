@@ -9,13 +9,11 @@
     spark_clustering_lease_wait_seconds overrides; default 300) for the holder, then stops with
     an error naming it. -#}
 {% macro _table_lease_acquire(relation, scope, what, wait_seconds=none) %}
-    {%- if not spark_clustering._has_lease_functions() -%}{{ return(none) }}{%- endif -%}
+    {%- if not spark_clustering._has_extension_function('table_lease_acquire') -%}{{ return(none) }}{%- endif -%}
     {%- set wait = var('spark_clustering_lease_wait_seconds', none) -%}
     {%- if wait is none -%}{%- set wait = wait_seconds -%}{%- endif -%}
     {%- if wait is none -%}{%- set wait = 300 -%}{%- endif -%}
-    {%- if wait is not number or wait is boolean or wait < 0 -%}
-        {{ spark_clustering.config_error('cluster_lease_wait_seconds', wait, 'use a number of seconds >= 0 (0: do not wait)') }}
-    {%- endif -%}
+    {%- set wait = spark_clustering._require_number('cluster_lease_wait_seconds', wait, 'use a number of seconds >= 0 (0: do not wait)', min=0) -%}
     {%- set owner = 'dbt ' ~ invocation_id ~ ' ' ~ what -%}
     {%- set row = run_query("select lease_token, waited_ms from table_lease_acquire("
         ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'lease') ~ ", "
@@ -47,14 +45,8 @@
 {#- on-run-end (dbt_project.yml): a run that failed between taking and giving up a lease gives it
     up here, so a long-lived Spark (Thrift server, notebook) does not keep renewing it. -#}
 {% macro _release_run_leases() %}
-    {%- if execute and spark_clustering._has_lease_functions() -%}
+    {%- if execute and spark_clustering._has_extension_function('table_lease_acquire') -%}
         {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal('dbt ' ~ invocation_id ~ ' ', 'lease') ~ ", 'true')") -%}
     {%- endif -%}
     {{ return('') }}
-{% endmacro %}
-
-
-{% macro _has_lease_functions() %}
-    {%- if target.type not in ['spark', 'databricks'] -%}{{ return(false) }}{%- endif -%}
-    {{ return(run_query("show functions like 'table_lease_acquire'").rows | length > 0) }}
 {% endmacro %}

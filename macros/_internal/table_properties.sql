@@ -1,0 +1,76 @@
+{#- What the package writes into a table's metadata and reads back: table properties
+    (spark_clustering.cluster_by, .method, .validated, ...) and DESCRIBE TABLE EXTENDED. -#}
+
+{#- {key: value} of `show tblproperties` (the one parser of it); Spark raises for a missing table. -#}
+{% macro _table_properties(relation) %}
+    {%- set properties = {} -%}
+    {%- for row in run_query('show tblproperties ' ~ relation).rows -%}
+        {%- do properties.update({row[0]: row[1]}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
+{% endmacro %}
+
+
+{#- `alter table <relation> set tblproperties ('key' = 'value', ...)` for a dict of properties.
+    Lists and dicts are stored as JSON, so a column `x,y` stays one name; booleans as true/false;
+    every key and value goes through _sql_literal, so a quote, backslash or non-ASCII character in a
+    column name cannot break the statement. -#}
+{% macro _set_tblproperties_sql(relation, properties) %}
+    {%- set pairs = [] -%}
+    {%- for key, value in properties.items() -%}
+        {%- if value is none -%}
+            {%- set text = '' -%}
+        {%- elif value is boolean -%}
+            {%- set text = 'true' if value else 'false' -%}
+        {%- elif value is mapping -%}
+            {%- set text = tojson(value) -%}
+        {%- elif value is iterable and value is not string -%}
+            {%- set text = tojson(value | list) -%}
+        {%- else -%}
+            {%- set text = value | string -%}
+        {%- endif -%}
+        {%- do pairs.append(spark_clustering._sql_literal(key | string, 'tblproperties') ~ ' = '
+                            ~ spark_clustering._sql_literal(text, 'tblproperties')) -%}
+    {%- endfor -%}
+    {{ return('alter table ' ~ relation ~ ' set tblproperties (' ~ pairs | join(', ') ~ ')') }}
+{% endmacro %}
+
+
+{#- A list property written by _set_tblproperties_sql (JSON), or by earlier versions of the package
+    (comma-separated, when the text does not start with '['); none when empty or unset. -#}
+{% macro _list_property(text) %}
+    {%- if text is none or text | trim == '' -%}{{ return(none) }}{%- endif -%}
+    {%- if (text | trim).startswith('[') -%}
+        {{ return(fromjson(text | trim)) }}
+    {%- endif -%}
+    {{ return(text.split(',')) }}
+{% endmacro %}
+
+
+{#- Location, provider, type (MANAGED / EXTERNAL / VIEW), columns, partition columns and properties
+    from DESCRIBE TABLE EXTENDED and _table_properties. -#}
+{% macro _table_detail(relation) %}
+    {%- set ns = namespace(section='columns', location=none, provider=none, type=none) -%}
+    {%- set columns = [] -%}
+    {%- set partition_by = [] -%}
+    {%- for row in run_query('describe table extended ' ~ relation).rows -%}
+        {%- set name = (row[0] or '') | trim -%}
+        {%- if name == '# Partition Information' -%}
+            {%- set ns.section = 'partitions' -%}
+        {%- elif name == '# Detailed Table Information' -%}
+            {%- set ns.section = 'detail' -%}
+        {%- elif ns.section == 'columns' and name and not name.startswith('#') -%}
+            {%- do columns.append(name) -%}
+        {%- elif ns.section == 'partitions' and name and not name.startswith('#') -%}
+            {%- do partition_by.append(name) -%}
+        {%- elif ns.section == 'detail' and name == 'Location' -%}
+            {%- set ns.location = row[1] -%}
+        {%- elif ns.section == 'detail' and name == 'Provider' -%}
+            {%- set ns.provider = (row[1] or '') | lower -%}
+        {%- elif ns.section == 'detail' and name == 'Type' -%}
+            {%- set ns.type = (row[1] or '') | upper -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return({'location': ns.location, 'provider': ns.provider, 'type': ns.type, 'columns': columns,
+               'partition_by': partition_by, 'properties': spark_clustering._table_properties(relation)}) }}
+{% endmacro %}

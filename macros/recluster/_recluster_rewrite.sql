@@ -1,0 +1,90 @@
+{#- recluster(): recover what an interrupted run left, and rewrite + commit one selection. -#}
+
+{#- Before reading anything (under the lease, so no live writer owns what is found): finish
+    (journal written) or roll back (not written) every commit an interrupted run left, including
+    staging under a previous location of the table (the leftover staging table points there), then
+    drop the leftover staging table. -#}
+{% macro _recluster_recover(relation, settings, lease) %}
+    {%- for row in run_query("select run_id, action from recluster_recover('" ~ settings.table_name ~ "', '"
+                             ~ lease ~ "', '" ~ settings.table_name ~ "__sc_recluster')").rows -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ' ' ~ row[1], info=true) }}
+    {%- endfor -%}
+    {%- do run_query("select * from drop_sidecar_table('" ~ settings.table_name ~ "__sc_recluster')") -%}
+{% endmacro %}
+
+
+{#- Rewrite the selected files clustered into <location>/_sc_recluster_<run> (hidden from readers),
+    check rows + checksum against the selected files, and commit (recluster_commit). -#}
+{% macro _recluster_rewrite(relation, state, selection, settings, round_number, lease) %}
+    {%- set run_id = modules.datetime.datetime.utcnow().strftime('%Y%m%d%H%M%S') ~ '_'
+                     ~ invocation_id.replace('-', '')[:8] ~ '_' ~ round_number -%}
+    {%- set prefix = 'sc-l' ~ selection.level ~ '-' ~ run_id -%}
+    {%- set staging = spark_clustering._sidecar_relation(relation, 'recluster') -%}
+    {%- set source_view = spark_clustering._source_view_name(relation, 'recluster_source') -%}
+    {%- set paths = [] -%}
+    {%- set replaced = [] -%}
+    {%- for file in selection.files -%}
+        {%- do paths.append(spark_clustering._sql_literal(file.path, 'recluster')) -%}
+        {#- the commit replaces a file only while it is exactly what was read -#}
+        {%- do replaced.append(spark_clustering._sql_literal(file.size ~ ':' ~ file.mtime ~ ':' ~ file.path, 'recluster')) -%}
+    {%- endfor -%}
+
+    {% call statement('spark_clustering_recluster_source') -%}
+        create or replace temporary view {{ source_view }} as
+        select * from {{ relation }}
+        where {{ spark_clustering._metadata_column(settings.detail.columns) }}.file_path in ({{ paths | join(', ') }})
+    {%- endcall %}
+    {#- Files for the rewritten rows: the rows target, and the bytes target at the selection's own
+        bytes per row; a fixed cluster_num_files is taken as the table's share. -#}
+    {%- set cfg = settings.cfg -%}
+    {%- if cfg.num_files -%}
+        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
+    {%- else -%}
+        {%- set files = spark_clustering._files_for_target(selection.rows, cfg,
+                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
+    {%- endif -%}
+    {%- set plan_cfg = {} -%}
+    {%- do plan_cfg.update(cfg) -%}
+    {%- do plan_cfg.update({'num_files': files}) -%}
+    {#- the selected files' rows are known exactly from their stats: no count(*) scan -#}
+    {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
+                                                         row_count=selection.rows) -%}
+    {{ spark_clustering._test_hook('recluster.after_plan') }}
+
+    {%- set staging_location = settings.detail.location ~ '/_sc_recluster_' ~ run_id -%}
+    {% call statement('spark_clustering_recluster_stage') -%}
+        create table {{ staging }}
+        using {{ cfg.file_format }}
+        {%- if cfg.partition_by %}
+        partitioned by ({{ spark_clustering._quoted_columns(cfg.partition_by) }})
+        {%- endif %}
+        location {{ spark_clustering._sql_literal(staging_location, 'recluster') }}
+        as
+        {{ plan.select_sql }}
+    {%- endcall %}
+    {{ spark_clustering._test_hook('recluster.after_staging_write') }}
+
+    {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
+    {%- if not spark_clustering._checks_match(staged, plan.source_check) -%}
+        {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
+        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
+        {%- do spark_clustering._table_lease_release(lease) -%}
+        {{ exceptions.raise_compiler_error(
+            "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
+            ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
+            ~ " vs " ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor ~ "); nothing was committed and the "
+            ~ "table is unchanged. Please report this with the dbt log.") }}
+    {%- endif -%}
+    {{ spark_clustering._test_hook('recluster.after_validate') }}
+    {#- proof of what is committed: the lease, the validated bytes, each replaced file as it was read -#}
+    {%- set committed = run_query("select * from recluster_commit('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
+        ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', '" ~ staged.file_bytes ~ "', array("
+        ~ replaced | join(', ') ~ "))").rows[0] -%}
+    {% do adapter.drop_relation(staging) %}
+    {% call statement('spark_clustering_recluster_drop_source') -%}
+        drop view if exists {{ source_view }}
+    {%- endcall %}
+    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
+               'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
+               'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+{% endmacro %}

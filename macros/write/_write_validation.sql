@@ -1,0 +1,53 @@
+{#- Validating a written copy against its source (row count + order-independent checksum) before
+    it replaces anything. -#}
+
+{#- The staging table must hold exactly the model's rows: same count, same checksum. Only then is it
+    marked validated (what recover_swap relies on to roll forward). -#}
+{% macro _validate_staging(staging, plan, cfg) %}
+    {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
+    {%- set bytes_per_row = (staged.file_bytes / staged.row_count) | round(2) if staged.row_count else 0 -%}
+    {%- set expected = plan.source_check -%}
+    {%- if cfg.validate and not spark_clustering._checks_match(staged, expected) -%}
+        {%- do spark_clustering._drop_sidecar(staging) -%}
+        {{ exceptions.raise_compiler_error(
+            "spark_clustering: model '" ~ model.name ~ "': the clustered copy does not match the model query "
+            ~ "(rows " ~ staged.row_count ~ " vs " ~ expected.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
+            ~ " vs " ~ expected.hash_sum ~ "/" ~ expected.hash_xor ~ "); the existing table was left untouched. "
+            ~ "If the model is nondeterministic (rand(), current_timestamp(), unordered limit), make it deterministic "
+            ~ "or set cluster_validate=false.") }}
+    {%- endif -%}
+    {#- cluster_by as JSON through one escaping helper: a column `it's` or `x,y` stays intact -#}
+    {% call statement('spark_clustering_mark_validated') -%}
+        {{ spark_clustering._set_tblproperties_sql(staging, {
+            'spark_clustering.validated': true,
+            'spark_clustering.cluster_by': plan.cluster_by,
+            'spark_clustering.method': cfg.method,
+            'spark_clustering.bits': plan.layout.bits if plan.layout else '',
+            'spark_clustering.row_count': staged.row_count,
+            'spark_clustering.num_files': plan.num_files,
+            'spark_clustering.bytes_per_row': bytes_per_row,
+        }) }}
+    {%- endcall %}
+{% endmacro %}
+
+
+{#- Row count + checksum of a written table, and its bytes on disk, in one scan: the checksum is
+    summed per file so the file sizes come out of the same scan. -#}
+{% macro _staged_check(relation, column_names) %}
+    {%- set meta = spark_clustering._metadata_column(column_names) -%}
+    {%- set row = run_query('select coalesce(sum(row_count), 0), coalesce(sum(hash_sum), 0), coalesce(bit_xor(hash_xor), 0), '
+        ~ 'coalesce(sum(file_size), 0) from (select ' ~ spark_clustering._row_checksum_expressions(column_names)
+        ~ ', max(' ~ meta ~ '.file_size) as file_size from ' ~ relation ~ ' group by ' ~ meta ~ '.file_path)').rows[0] -%}
+    {{ return({'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int, 'file_bytes': row[3] | int}) }}
+{% endmacro %}
+
+
+{% macro _checks_match(a, b) %}
+    {{ return(a.row_count == b.row_count and a.hash_sum == b.hash_sum and a.hash_xor == b.hash_xor) }}
+{% endmacro %}
+
+
+{#- Whether a staging table carries the mark _validate_staging sets after its check passed. -#}
+{% macro _is_validated(relation) %}
+    {{ return(spark_clustering._table_properties(relation).get('spark_clustering.validated') == 'true') }}
+{% endmacro %}
