@@ -13,6 +13,11 @@ def build(dbt, source, alias, expect_success=True, extra_vars=None, **case):
     return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
 
 
+def fail_at(point):
+    """The test hook that makes clustered_table raise at `point` (macros/_internal/test_hooks.sql)."""
+    return {"spark_clustering_test_hooks": {f"clustered_table.{point}": "fail"}}
+
+
 def make_table(spark, name, sql):
     spark.sql(f"drop table if exists {name}")
     spark.sql(f"create table {name} using parquet as {sql}")
@@ -154,21 +159,21 @@ def test_config_errors_name_model_key_and_fix(dbt, s, spark):
     assert not spark.catalog.tableExists(f"{s}.cfg_bad")
 
 
-@pytest.mark.parametrize("fail_at", ["after_staging_write", "after_backup", "after_promote"])
-def test_failure_mid_build_leaves_readable_data(spark, dbt, s, fail_at):
+@pytest.mark.parametrize("point", ["after_staging_write", "after_backup", "after_promote"])
+def test_failure_mid_build_leaves_readable_data(spark, dbt, s, point):
     """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly."""
-    alias = f"crash_{fail_at}"
-    v1 = make_table(spark, f"{s}.crash_v1_{fail_at}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
-    v2 = make_table(spark, f"{s}.crash_v2_{fail_at}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(7000)")
+    alias = f"crash_{point}"
+    v1 = make_table(spark, f"{s}.crash_v1_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
+    v2 = make_table(spark, f"{s}.crash_v2_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(7000)")
     build(dbt, v1, alias, num_files=4)
-    run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars={"spark_clustering_fail_at": fail_at})
-    assert f"injected failure at {fail_at}" in "\n".join(run.messages)
+    run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars=fail_at(point))
+    assert f"injected failure at clustered_table.{point}" in "\n".join(run.messages)
     tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
-    if fail_at == "after_backup":
+    if point == "after_backup":
         # The crash hit between the two renames: the old data is intact under the backup name.
         assert f"{alias}__sc_backup" in tables and alias not in tables
         assert_same_rows(spark, v1, f"{s}.{alias}__sc_backup")
-    elif fail_at == "after_promote":
+    elif point == "after_promote":
         # The new table is in place (it was validated before the swap started).
         assert_same_rows(spark, v2, f"{s}.{alias}")
     else:
@@ -186,9 +191,9 @@ def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):
     v1 = make_table(spark, f"{s}.rollfwd_v1", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(300)")
     v2 = make_table(spark, f"{s}.rollfwd_v2", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(900)")
     build(dbt, v1, alias, num_files=2)
-    build(dbt, v2, alias, num_files=2, expect_success=False, extra_vars={"spark_clustering_fail_at": "after_backup"})
+    build(dbt, v2, alias, num_files=2, expect_success=False, extra_vars=fail_at("after_backup"))
     # Run a different model's source so the rebuild itself cannot be what restores v2.
-    build(dbt, v1, alias, num_files=2, extra_vars={"spark_clustering_fail_at": "after_staging_write"},
+    build(dbt, v1, alias, num_files=2, extra_vars=fail_at("after_staging_write"),
           expect_success=False)
     # recover_swap ran first in that call: staging (v2, validated) was promoted, then v1's build failed.
     assert_same_rows(spark, v2, f"{s}.{alias}")

@@ -2,8 +2,8 @@
 as a team's scheduler and a developer share it): no row is lost or duplicated, and the second
 writer either waits for the first (the table's lease) or stops with a message naming the holder.
 
-The first process is held inside its recluster (test var spark_clustering_pause_at with
-spark_clustering_pause_seconds) so the second one is sure to start while the first holds the lease.
+The first process is held inside its recluster (test hook recluster.after_validate: {pause: s},
+var spark_clustering_test_hooks) so the second one is sure to start while the first holds the lease.
 """
 from __future__ import annotations
 
@@ -140,9 +140,8 @@ def run(server, name, args, vars_) -> DbtProcess:
 
 def paused_writer(server, name, args, vars_, seconds) -> DbtProcess:
     """A dbt process held inside its recluster, after validation, for `seconds`: it holds the lease."""
-    p = DbtProcess(server, name, args, {**vars_, "spark_clustering_pause_at": "after_validate",
-                                        "spark_clustering_pause_seconds": seconds})
-    p.wait_for("spark_clustering: paused at after_validate")
+    p = DbtProcess(server, name, args, {**vars_, "spark_clustering_test_hooks": {"recluster.after_validate": {"pause": seconds}}})
+    p.wait_for("spark_clustering: paused at recluster.after_validate")
     return p
 
 

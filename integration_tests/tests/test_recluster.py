@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,40 @@ def run_model(dbt, alias, start, end, **vars_):
 def recluster_op(dbt, schema, alias, final=False, **vars_):
     return run_operation_json("recluster", {"relation": f"{schema}.{alias}", "final": final},
                               schema=schema, vars=model_vars(alias, **vars_))
+
+
+def recluster_with_writer(spark, dbt, schema, alias, writer_sql, **vars_):
+    """recluster_op held at its test hook recluster.after_validate (after validation, before the
+    commit) while `writer_sql` runs on the shared session: a concurrent writer at the worst moment.
+    Every later round passes the hook at once (it stays released)."""
+    point, result = "recluster.after_validate", {}
+
+    def run():
+        try:
+            result["out"] = recluster_op(dbt, schema, alias, spark_clustering_test_hooks={point: "wait"}, **vars_)
+        except BaseException as e:  # re-raised in the test's thread
+            result["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    reached = False
+    try:
+        deadline = time.monotonic() + 300
+        while worker.is_alive() and time.monotonic() < deadline:
+            if spark.conf.get("spark.sparkclustering.test.reached", "") == point:
+                reached = True
+                spark.sql(writer_sql)
+                break
+            time.sleep(0.1)
+    finally:
+        spark.conf.set("spark.sparkclustering.test.release", point)
+        worker.join()
+        spark.conf.unset("spark.sparkclustering.test.reached")
+        spark.conf.unset("spark.sparkclustering.test.release")
+    if "error" in result:
+        raise result["error"]
+    assert reached, f"the recluster never reached {point}: {result.get('out')}"
+    return result["out"]
 
 
 def weighted_depths(spark, table) -> dict[str, dict]:
@@ -159,11 +195,8 @@ def test_append_during_a_recluster_does_not_conflict_and_nothing_is_lost(spark, 
     table = f"{s}.{alias}"
     run_model(dbt, alias, 0, 8000, recluster={"max_average_depth": 4})
     run_model(dbt, alias, 8000, 10000, spark_clustering_recluster=False)
-    # the hook runs before every round's commit: the guard appends once
-    writer = (f"insert into {table} select * from ({ROW_SQL} from range(10000, 10500)) "
-              f"where (select max(id) from {table}) < 10000")
-    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
-                       spark_clustering_before_commit_sql=writer)
+    writer = f"insert into {table} {ROW_SQL} from range(10000, 10500)"
+    out = recluster_with_writer(spark, dbt, s, alias, writer, recluster={"max_average_depth": 4})
     assert out["decision"] == "reclustered", out
     # round 1 committed although a file was appended after its read
     assert out["rounds"][0]["status"] == "committed", out
@@ -181,7 +214,7 @@ def test_overwrite_during_a_recluster_stops_it_and_nothing_is_lost(spark, dbt, s
     run_model(dbt, alias, 6000, 8000, spark_clustering_recluster=False)
     writer = f"insert overwrite table {table} {ROW_SQL} from range(0, 3000)"
     with pytest.raises(DbtError) as err:
-        recluster_op(dbt, s, alias, recluster={"max_average_depth": 4}, spark_clustering_before_commit_sql=writer)
+        recluster_with_writer(spark, dbt, s, alias, writer, recluster={"max_average_depth": 4})
     assert "lost the table's lease before committing" in str(err.value)
     assert "nothing was committed" in str(err.value)
     assert actual(spark, table) == expected(spark, [(0, 3000)])
@@ -256,8 +289,8 @@ def test_set_location_during_a_recluster_aborts_and_leaves_no_staging_behind(spa
     old = location(spark, table)
     new = tmp_path / "moved"
     shutil.copytree(old, new, ignore=shutil.ignore_patterns("_sc_*"))
-    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
-                       spark_clustering_before_commit_sql=f"alter table {table} set location 'file:{new}'")
+    out = recluster_with_writer(spark, dbt, s, alias, f"alter table {table} set location 'file:{new}'",
+                                recluster={"max_average_depth": 4})
     assert out["decision"] == "aborted" and "location changed" in out["stopped"], out
     assert not list(old.glob("_sc_recluster_*")), list(old.iterdir())
     assert actual(spark, table) == expected(spark, [(0, 8000)])
@@ -270,8 +303,7 @@ def test_drop_during_a_recluster_leaves_nothing_registered_after_the_next_run(sp
     run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 4})
     run_model(dbt, alias, 6000, 8000, spark_clustering_recluster=False)
     with pytest.raises(DbtError):
-        recluster_op(dbt, s, alias, recluster={"max_average_depth": 4},
-                     spark_clustering_before_commit_sql=f"drop table {table}")
+        recluster_with_writer(spark, dbt, s, alias, f"drop table {table}", recluster={"max_average_depth": 4})
     run_model(dbt, alias, 0, 3000, recluster={"max_average_depth": 4})
     assert actual(spark, table) == expected(spark, [(0, 3000)])
     assert_no_leftovers(spark, s, alias)

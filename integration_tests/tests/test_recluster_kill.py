@@ -2,8 +2,9 @@
 duplicated and nothing staged is left behind.
 
 Each step runs in a child process (harness.recluster_child) with its own embedded Spark and Derby
-metastore over one warehouse: the child runs dbt, pauses at the step (var spark_clustering_pause_at:
-a sleep inside Spark, printed as `spark_clustering: paused at <step>`) and this test kills its whole
+metastore over one warehouse: the child runs dbt, pauses at the step (the macro's steps through the
+test hook var spark_clustering_test_hooks, the jar's through the Spark conf
+spark.sparkclustering.test.pauseAt: a sleep inside Spark, printed as `spark_clustering: paused at <step>`) and this test kills its whole
 process group (Python + the Spark JVM) with SIGKILL. The next child starts with the incremental
 model's next run (reclustering switched off by the project var: recovery still runs), then checks
 rows and leftovers.
@@ -32,6 +33,15 @@ GATE = {"max_average_depth": 1.5}
 STEPS = ["after_plan", "after_staging_write", "after_validate", "after_manifest", "after_first_move",
          "after_moves", "after_deletes"]
 PAUSE_TIMEOUT = 300
+# Steps of the macro (test hook `recluster.<step>`); the others are the jar's, inside recluster_commit.
+MACRO_STEPS = {"after_plan", "after_staging_write", "after_validate"}
+
+
+def pause_at(step):
+    """Plan entries + the pause marker that hold the child at `step`."""
+    if step in MACRO_STEPS:
+        return [], {"spark_clustering_test_hooks": {f"recluster.{step}": {"pause": 600}}}, f"recluster.{step}"
+    return [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}], {}, step
 
 
 def model_vars(start, end, **extra):
@@ -101,8 +111,9 @@ def test_kill_at_every_step_loses_nothing(work):
         # The model's next run appends 4000 rows; its post-hook reclusters and is killed at `step`.
         start = batches[-1][1]
         batches.append((start, start + 4000))
-        plan = pending + [{"dbt": run_model, "vars": model_vars(start, start + 4000, spark_clustering_pause_at=step)}]
-        code, output = run_child({"work": str(work), "schema": SCHEMA, "steps": plan}, kill_at=step)
+        setup, hook_vars, marker = pause_at(step)
+        plan = pending + setup + [{"dbt": run_model, "vars": model_vars(start, start + 4000, **hook_vars)}]
+        code, output = run_child({"work": str(work), "schema": SCHEMA, "steps": plan}, kill_at=marker)
         assert code == -signal.SIGKILL, (step, code, output[-3000:])
         if i > 0:
             checks[STEPS[i - 1]] = check_line(output)
