@@ -55,11 +55,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import report_datasets
 from spark_clustering_dev.dbt import packages_installed, run_dbt
-from spark_clustering_dev.paths import BUILD, REPO, WORK
+from spark_clustering_dev.paths import BUILD, REPO, WORK, local
 from spark_clustering_dev.spark import get_spark
 
 BENCH = BUILD / "bench"
@@ -135,10 +134,6 @@ def scan_paths(scans) -> list[str]:
     return paths
 
 
-def local_path(path: str) -> str:
-    return unquote(urlparse(path).path) if "://" in path or path.startswith("file:") else path
-
-
 def run_query(spark, sql: str, on: bool, want_paths: bool = False) -> dict:
     """One run of `sql`: its answer, wall time (planning included) and the files its scans read."""
     set_skipping(spark, on)
@@ -150,7 +145,7 @@ def run_query(spark, sql: str, on: bool, want_paths: bool = False) -> dict:
     out = {"answer": [tuple(r) for r in rows], "seconds": seconds, "files": files_read(scans),
            "scan_classes": scan_classes(scans), "skipping_metrics": skipping_metrics(scans)}
     if want_paths:
-        out["paths"] = sorted(local_path(p) for p in scan_paths(scans))
+        out["paths"] = sorted(str(local(p)) for p in scan_paths(scans))
     return out
 
 
@@ -242,7 +237,7 @@ def file_boxes(spark, table: str) -> list[dict]:
     aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in COLUMNS)
     rows = spark.sql(f"select _metadata.file_path as path, count(*) as n, {aggs} from {table} "
                      "group by _metadata.file_path").collect()
-    return [{**r.asDict(), "path": local_path(r["path"])} for r in rows]
+    return [{**r.asDict(), "path": str(local(r["path"]))} for r in rows]
 
 
 def literal(value) -> str:

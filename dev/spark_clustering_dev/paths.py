@@ -22,8 +22,11 @@ def spark_home() -> Path:
 
 
 def local(file_uri: str) -> Path:
-    """The local path of a `file:` URI (as Spark lists files)."""
-    return Path(unquote(urlparse(file_uri).path))
+    """The local path of a `file:` URI (`file:/x`, `file:///x`, percent-encoded as Spark lists files
+    and as _metadata.file_path gives them), or of a plain path."""
+    if file_uri.startswith("file:") or "://" in file_uri:
+        return Path(unquote(urlparse(file_uri).path))
+    return Path(file_uri)
 
 
 def uri(path: Path) -> str:

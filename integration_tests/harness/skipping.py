@@ -27,9 +27,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Callable
-from urllib.parse import unquote, urlparse
 
+from harness.plans import skipping_summaries
+from spark_clustering_dev.paths import local
 from spark_clustering_dev.spark import confs
+from spark_clustering_dev.sql import sql_str
 
 SEED_ENV = "SPARK_CLUSTERING_SKIPPING_SEED"
 SKIPPING_CONF = "spark.sparkclustering.skipping.enabled"
@@ -152,10 +154,6 @@ def day_iso(days: int) -> str:
 
 def micros_iso(m: int) -> str:
     return (EPOCH_TS + dt.timedelta(microseconds=m)).isoformat(sep=" ")
-
-
-def sql_string(s: str) -> str:
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -375,13 +373,6 @@ def write_parquet_with_pyarrow(rows: list[dict], path: str, row_group_size: int)
     pq.write_table(pa.Table.from_arrays(arrays, names=names), path, row_group_size=row_group_size)
 
 
-def local_path(uri: str) -> str:
-    """`file:/x`, `file:///x` (percent-encoded, as _metadata.file_path) or a plain path."""
-    if uri.startswith("file:"):
-        return unquote(urlparse(uri).path)
-    return uri
-
-
 def table_location(spark, qualified: str) -> str:
     rows = spark.sql(f"describe formatted {qualified}").collect()
     location = [r for r in rows if r[0] == "Location"][0][1]  # a path, not percent-encoded
@@ -568,7 +559,7 @@ def same_type_lit(kind: str, v: Any, rng: random.Random) -> Lit:
     if kind == "ntz":
         return Lit(f"TIMESTAMP_NTZ'{micros_iso(v)}'", v, d)
     if kind == "string":
-        return Lit(sql_string(v), v, d)
+        return Lit(sql_str(v), v, d)
     raise ValueError(kind)
 
 
@@ -626,7 +617,7 @@ def cross_type_lit(kind: str, v: Any, rng: random.Random) -> Lit | None:
             if MIN_MICROS <= m <= MAX_MICROS:
                 return Lit(f"TIMESTAMP'{micros_iso(m)}'", m, "micros", cross=True)
             return None
-        return Lit(sql_string(day_iso(v)), v, "days", cross=True)
+        return Lit(sql_str(day_iso(v)), v, "days", cross=True)
     if kind in ("ts", "ntz"):
         day = v // DAY_MICROS + rng.choice([0, 1])
         if MIN_DAY <= day <= MAX_DAY:
@@ -1006,9 +997,9 @@ class StartsWith(Pred):
 
     def sql(self):
         if self.form == "startswith":
-            return f"startswith({self.col.key}, {sql_string(self.prefix)})"
+            return f"startswith({self.col.key}, {sql_str(self.prefix)})"
         pattern = self.prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return f"{self.col.key} LIKE {sql_string(pattern + '%')}"
+        return f"{self.col.key} LIKE {sql_str(pattern + '%')}"
 
     def columns(self):
         return {self.col.key}
@@ -1421,7 +1412,7 @@ def read_state(spark, spec: TableSpec, qualified: str, source: dict[str, str] | 
     rows = []
     for r in collected:
         d = r.asDict()
-        d["_file"] = local_path(d["_file"])
+        d["_file"] = str(local(d["_file"]))
         rows.append(d)
     location = table_location(spark, qualified)
     state = TableState(spec, qualified, location, rows, data_files_on_disk(location))
@@ -1529,12 +1520,9 @@ def run_predicates(spark, state: TableState, preds: list[Pred], batch: int = 60,
 
 
 def explain_summary(spark, sql: str) -> dict | None:
-    import re
-
+    """The first skipping scan's summary in the executed plan of `sql` with skipping on (+ the plan
+    text), or None when the plan has no skipping scan."""
     with confs(spark, {SKIPPING_CONF: "true"}):
         text = spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
-    m = re.findall(r"DataSkipping: kept (\d+) of (\d+) files \(stats: sidecar (\d+), footers (\d+), unknown (\d+)", text)
-    if not m:
-        return None
-    kept, total, sidecar, footers, unknown = (int(x) for x in m[0])
-    return {"kept": kept, "total": total, "sidecar": sidecar, "footers": footers, "unknown": unknown, "text": text}
+    found = skipping_summaries(text)
+    return {**found[0], "text": text} if found else None

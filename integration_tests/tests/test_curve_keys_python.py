@@ -462,7 +462,7 @@ def test_udf_range_id_matches_numpy(spark, small_batches, case):
 
 
 def test_udfs_equal_native_functions(spark, small_batches):
-    # The shared session always loads the jar (harness.spark); a missing function is a failure.
+    # The shared session always loads the jar (spark_clustering_dev.spark); a missing function is a failure.
     assert native_functions_loaded(spark), "native range_id/zorder_key/hilbert_key are not loaded"
     exprs = []
     for n, bits in [(1, 31), (2, 31), (3, 21), (4, 16), (8, 8), (6, 3)]:

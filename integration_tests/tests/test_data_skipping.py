@@ -38,6 +38,7 @@ import pytest
 
 from harness import skipping as sk
 from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "it_test_data_skipping"
 SEED = sk.seed_from_env(default=20261122)
@@ -729,7 +730,7 @@ def test_partition_pruning_first(session, tables):
                         .collect()})
         for _ in range(6):
             value = rng.choice(values)
-            part_sql = f"{part_col} = {value}" if part_col == "p" else f"{part_col} = {sk.sql_string(value)}"
+            part_sql = f"{part_col} = {value}" if part_col == "p" else f"{part_col} = {sql_str(value)}"
             in_part = [f for f in state.files if f"/{part_col}=" in f and
                        _partition_value(f, part_col) == str(value)]
             gen = sk.PredicateGenerator(rng, state.rows, state.exact)

@@ -12,10 +12,10 @@ import math
 import os
 import shutil
 from decimal import Decimal
-from urllib.parse import unquote, urlparse
 
 import pytest
 
+from spark_clustering_dev.paths import local
 from spark_clustering_dev.spark import confs
 
 COLUMNS = {
@@ -110,10 +110,6 @@ def write_stats(spark, table, rebuild="false"):
     return spark.sql(f"select * from write_file_stats('{table}', {rebuild})").collect()[0].asDict()
 
 
-def local(file_path: str) -> str:
-    return unquote(urlparse(file_path).path)
-
-
 def drop_checksum(path):
     """Hadoop's local file system keeps a .crc beside each file it wrote; a file edited by hand
     would fail its checksum."""
@@ -123,7 +119,7 @@ def drop_checksum(path):
 
 
 def location(spark, table):
-    return local(spark.sql(f"describe formatted {table}").where("col_name = 'Location'").collect()[0][1])
+    return str(local(spark.sql(f"describe formatted {table}").where("col_name = 'Location'").collect()[0][1]))
 
 
 def sidecar_files(spark, table):
@@ -387,7 +383,7 @@ def test_a_file_changed_behind_the_sidecars_back_is_read_again(spark, s):
     assert (desc["fromSidecar"], desc["fromFooter"]) == (1, 1)
     act = actual(spark, t)
     files = check_bounds(desc, act)
-    replaced = next(f for f in desc["files"] if local(f["path"]) == target)
+    replaced = next(f for f in desc["files"] if str(local(f["path"])) == target)
     assert replaced["cols"]["g"]["min"] == 3 and replaced["rows"] == 2
     assert len(files) == 1  # both files now hold group 3
 
@@ -397,7 +393,7 @@ def test_corrupt_and_foreign_sidecar_content_is_ignored(spark, s):
     create(spark, t, "parquet")
     for g in (1, 2):
         insert(spark, t, FILES[g][2])
-    generation = local(write_stats(spark, t)["sidecar"])
+    generation = str(local(write_stats(spark, t)["sidecar"]))
     directory = os.path.dirname(generation)
     lines = open(generation, encoding="utf-8").read().splitlines()
     entry = json.loads(lines[0])

@@ -3,7 +3,7 @@ real parquet and orc tables built by dbt on the embedded Spark session.
 
 Every expectation comes from an independent computation: Spark's own per-file aggregation over
 `input_file_name()` (not the macro's `_metadata.file_path`), the data files on disk, brute force in
-Python over the collected rows, and `harness.metrics_reference` for the metric definitions.
+Python over the collected rows, and `spark_clustering_dev.metrics_reference` for the metric definitions.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`recluster()`: an incremental model kept clustered by its post-hook, the gate, bounded rewrites,
 partition-local rewrites and a concurrent writer, all through dbt on the shared Spark session.
 
-Depth here is computed independently of the package (harness.metrics_reference) with the gate's
+Depth here is computed independently of the package (spark_clustering_dev.metrics_reference) with the gate's
 definition: a file of r rows counts as round(r / cluster_target_file_rows) files (at least 1).
 """
 from __future__ import annotations

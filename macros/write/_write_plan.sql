@@ -5,24 +5,8 @@
     source fingerprint the staging table must match. -#}
 {% macro _plan_clustered_write(source_view, cfg, existing=none, label=none, row_count=none) %}
     {%- set columns = spark_clustering.describe_columns('select * from ' ~ source_view) -%}
-    {%- set by_lower = {} -%}
-    {%- for col in columns -%}{%- do by_lower.update({col.name | lower: col}) -%}{%- endfor -%}
-    {%- set cluster_cols = [] -%}
-    {%- for name in cfg.cluster_by -%}
-        {%- if name | lower not in by_lower -%}
-            {{ spark_clustering._config_error('cluster_by', cfg.cluster_by,
-                "column '" ~ name ~ "' is not returned by the model; its columns are: " ~ columns | map(attribute='name') | join(', ')) }}
-        {%- endif -%}
-        {%- do cluster_cols.append(by_lower[name | lower]) -%}
-    {%- endfor -%}
-    {%- set partition_by = [] -%}
-    {%- for name in cfg.partition_by -%}
-        {%- if name | lower not in by_lower -%}
-            {{ spark_clustering._config_error('partition_by', cfg.partition_by,
-                "column '" ~ name ~ "' is not returned by the model; its columns are: " ~ columns | map(attribute='name') | join(', ')) }}
-        {%- endif -%}
-        {%- do partition_by.append(by_lower[name | lower].name) -%}
-    {%- endfor -%}
+    {%- set cluster_cols = spark_clustering._returned_columns('cluster_by', cfg.cluster_by, columns) -%}
+    {%- set partition_by = spark_clustering._returned_columns('partition_by', cfg.partition_by, columns) | map(attribute='name') | list -%}
     {%- set column_names = columns | map(attribute='name') | list -%}
     {%- set cluster_names = cluster_cols | map(attribute='name') | list -%}
     {%- set ranges = {} -%}
@@ -71,6 +55,23 @@
         'boundaries': boundaries, 'backend': backend, 'layout': layout, 'key_sql': key_sql,
         'select_sql': select_sql, 'source_check': source_check,
     }) }}
+{% endmacro %}
+
+
+{#- The model's columns (as describe_columns gives them: the query's own spelling and type) named
+    by a config key's list, or a config error naming the first one the model does not return. -#}
+{% macro _returned_columns(key, names, columns) %}
+    {%- set by_lower = {} -%}
+    {%- for col in columns -%}{%- do by_lower.update({col.name | lower: col}) -%}{%- endfor -%}
+    {%- set found = [] -%}
+    {%- for name in names -%}
+        {%- if name | lower not in by_lower -%}
+            {{ spark_clustering._config_error(key, names,
+                "column '" ~ name ~ "' is not returned by the model; its columns are: " ~ columns | map(attribute='name') | join(', ')) }}
+        {%- endif -%}
+        {%- do found.append(by_lower[name | lower]) -%}
+    {%- endfor -%}
+    {{ return(found) }}
 {% endmacro %}
 
 
