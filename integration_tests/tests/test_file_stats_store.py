@@ -383,7 +383,7 @@ def test_a_file_changed_behind_the_sidecars_back_is_read_again(spark, s):
     assert (desc["fromSidecar"], desc["fromFooter"]) == (1, 1)
     act = actual(spark, t)
     files = check_bounds(desc, act)
-    replaced = next(f for f in desc["files"] if str(local(f["path"])) == target)
+    replaced = next(f for f in desc["files"] if local(f["path"]) == target)
     assert replaced["cols"]["g"]["min"] == 3 and replaced["rows"] == 2
     assert len(files) == 1  # both files now hold group 3
 
