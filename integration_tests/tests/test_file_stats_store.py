@@ -328,6 +328,57 @@ def test_sidecar_is_exact_and_incremental(spark, s):
     assert len([p for p in sidecar_files(spark, t) if p.startswith("stats-")]) == 1
 
 
+def test_a_file_whose_footer_proves_every_column_is_not_read(spark, s):
+    """write_file_stats takes a file's entry from its footer, with no Spark job, when the footer
+    gives every column's exact min, max and NULL count (what clustered_table writes for most tables);
+    a file with a column whose footer cannot be trusted (an INT96 timestamp) is read."""
+    columns = {"g": "int", "i": "bigint", "dec": "decimal(10,2)", "dt": "date", "s": "string", "ts": "timestamp"}
+    t = f"{s}.pq_footer_exact"
+    new_table(spark, t, "(" + ", ".join(f"{c} {ty}" for c, ty in columns.items()) + ") using parquet")
+
+    def add(g, ts_type, rows):
+        with confs(spark, {"spark.sql.parquet.outputTimestampType": ts_type}):
+            spark.sql(f"insert into {t} select /*+ REPARTITION(1) */ * from values {', '.join(rows)} "
+                      f"as v({', '.join(columns)})")
+
+    add(1, "TIMESTAMP_MICROS", ["(1, 5, 1.25, date'2020-01-02', 'b', timestamp'2020-01-02 03:04:05')",
+                                "(1, -7, null, date'2019-12-31', null, null)", "(1, null, 9.5, null, 'a', null)"])
+    add(2, "TIMESTAMP_MICROS", ["(2, null, null, null, null, null)"])  # only NULLs beside g
+    sc = spark.sparkContext
+
+    def jobs_of(group, call):
+        sc.setJobGroup(group, group)
+        try:
+            call()
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
+        return list(sc.statusTracker().getJobIdsForGroup(group))
+
+    assert jobs_of("sc_footers_only", lambda: write_stats(spark, t)) == []
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == 2
+    act = actual(spark, t, columns)
+    files = check_bounds(desc, act, columns)
+    for f in files.values():
+        g = f["cols"]["g"]["min"]
+        a = next(x for x in act.values() if x["g"][0] == int(g))
+        for c in columns:
+            if a[c][0] is None:
+                assert f["cols"][c] == {"min": None, "max": None, "nulls": a["rows"]}, (c, f)
+            else:
+                assert_exact(f, a, c, columns)
+                assert f["cols"][c]["nulls"] == a[c][2], (c, f)
+
+    add(3, "INT96", ["(3, 1, 1.00, date'2021-01-01', 'c', timestamp'2021-01-01 00:00:00')"])
+    assert jobs_of("sc_int96_read", lambda: write_stats(spark, t)) != []
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == 3
+    act = actual(spark, t, columns)
+    files = check_bounds(desc, act, columns)
+    int96 = next(f for f in files.values() if int(f["cols"]["g"]["min"]) == 3)
+    assert_exact(int96, next(x for x in act.values() if x["g"][0] == 3), "ts", columns)
+
+
 def test_many_new_files_are_read_through_the_root_listing(spark, s):
     # more than 32 new files: the job reads the root, cut to the new files by a file-path filter
     t = f"{s}.pq_many"

@@ -1,6 +1,7 @@
 {#- (Re)build the file-statistics sidecar of a parquet/orc table: per data file its row count and,
-    per column, min / max / NULL count, computed from the rows (exact, unlike footers: INT96
-    timestamps and long strings included), kept in `<table location>/_sc_file_stats/` keyed by
+    per column, min / max / NULL count, exact: taken from the file's footer when it proves every
+    column exactly (no read of the rows), else computed from the rows (INT96 timestamps, float
+    maxima and long strings included), kept in `<table location>/_sc_file_stats/` keyed by
     file path + size + modification time. The Spark extension's data skipping reads it at query
     planning (docs/data_skipping.md); files it does not know fall back to their footers.
     `clustered_table` and `recluster()` call it after they write; run it on any other table with

@@ -391,7 +391,7 @@ object FileStatsStore {
   }
 
   /** Footers of `files`, aligned; None where the footer could not be read. */
-  private def readFooters(spark: SparkSession, conf: Configuration, format: String,
+  private[sparkclustering] def readFooters(spark: SparkSession, conf: Configuration, format: String,
       listed: Seq[FileStatus]): IndexedSeq[Option[Footer]] = {
     val files = listed.toIndexedSeq
     if (files.isEmpty) return IndexedSeq.empty
@@ -1028,11 +1028,14 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       existing.entries.get(key).filter(_.covers(ctx.sidecarContext, columns)).map(key -> _)
     }.toMap
     val toScan = files.filterNot { case (key, _) => kept.contains(key) }
-    val scanned = if (toScan.isEmpty) Map.empty[EntryKey, Entry]
-      else scan(spark, format, dataSchema, columns, root, toScan.map(_._2), toScan.size == files.size,
+    // a file whose footer proves every column exactly needs no read of its rows
+    val fromFooters = exactFromFooters(spark, conf, format, columns, ctx, toScan)
+    val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
+    val scanned = if (toRead.isEmpty) Map.empty[EntryKey, Entry]
+      else scan(spark, format, dataSchema, columns, root, toRead.map(_._2), toRead.size == files.size,
         ctx.sidecarContext)
 
-    val entries = files.flatMap { case (key, _) => kept.get(key).orElse(scanned.get(key)) }
+    val entries = files.flatMap { case (key, _) => kept.get(key).orElse(fromFooters.get(key)).orElse(scanned.get(key)) }
     val unchanged = toScan.isEmpty && existing.read.size == 1 && existing.entries.size == entries.size
     val published = if (unchanged) existing.read.head else {
       val types = columns.map(c => c.name -> c.dataType).toMap
@@ -1043,6 +1046,32 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       path
     }
     Seq(Row(tableName, files.size.toLong, toScan.size.toLong, published.toString, elapsed))
+  }
+
+  /** Entries taken from the footers of the files (read in parallel on the driver, no Spark job):
+   *  only a file whose footer gives, for every column, the exact min and max (or, for a column
+   *  with no non-NULL value, nothing) and the NULL count. Parquet and orc record the data's own
+   *  min / max; the values footers cannot be trusted for (INT96 and legacy-rebased datetimes,
+   *  float / double maxima, strings without a column order, ...) come back unknown from
+   *  `Footer.toFileStats`, and such a file is read instead. */
+  private def exactFromFooters(spark: SparkSession, conf: Configuration, format: String, columns: Seq[StructField],
+      ctx: ReadContext, files: Seq[(EntryKey, ReclusterFiles.DataFile)]): Map[EntryKey, Entry] = {
+    if (files.isEmpty) return Map.empty
+    val statuses = files.map { case (_, d) => new FileStatus(d.size, false, 0, 0L, d.modificationTime, d.path) }
+    files.zip(readFooters(spark, conf, format, statuses)).flatMap {
+      case ((key, _), Some(footer)) =>
+        val stats = footer.toFileStats(columns, ctx)
+        val rows = footer.rowCount
+        val exact = columns.map { c =>
+          stats.columns.get(c.name).filter { s =>
+            s.nullCount.exists(n => n >= 0 && n <= rows) &&
+              ((s.min.isDefined && s.max.isDefined && s.nullCount.exists(_ < rows)) ||
+                (s.min.isEmpty && s.max.isEmpty && s.nullCount.contains(rows)))
+          }.map(s => c.name -> EntryColumn(c.dataType.catalogString, s))
+        }
+        if (exact.forall(_.isDefined)) Some(key -> Entry(key, rows, ctx.sidecarContext, exact.flatten.toMap)) else None
+      case _ => None
+    }.toMap
   }
 
   /** One aggregation job: per file, count(*) and per column min, max, count(column). Files that
