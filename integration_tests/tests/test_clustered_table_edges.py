@@ -159,6 +159,33 @@ def test_config_errors_name_model_key_and_fix(dbt, s, spark):
     assert not spark.catalog.tableExists(f"{s}.cfg_bad")
 
 
+@pytest.mark.parametrize("mode, column_a, where, caught", [
+    # rows dropped at random: each evaluation of the query has another count
+    ("count", "cast(id % 100 as int)", "where rand() < 0.5", True),
+    # same count, other values: only the checksum sees it (what `count` does not promise)
+    ("count", "cast(rand() * 100 as int)", "", False),
+    ("checksum", "cast(rand() * 100 as int)", "", True),
+    (False, "cast(id % 100 as int)", "where rand() < 0.5", False),
+])
+def test_validation_catches_what_its_mode_promises(spark, dbt, s, mode, column_a, where, caught):
+    """A nondeterministic model is the adversary: the sampling pass and the write read different
+    rows. `count` stops a build whose copy has another number of rows, `checksum` also one whose
+    values differ; either leaves the previous table as it was."""
+    alias = f"validate_{str(mode).lower()}_{'rows' if where else 'values'}"
+    good = make_table(spark, f"{s}.{alias}_good", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(20000)")
+    spark.sql(f"create or replace view {s}.{alias}_bad as "
+              f"select id, {column_a} as a, cast(id % 77 as int) as b from {good} {where}")
+    build(dbt, good, alias, num_files=4, validate=mode)
+    run = build(dbt, f"{s}.{alias}_bad", alias, num_files=4, validate=mode, expect_success=not caught)
+    if caught:
+        assert "the clustered copy does not match the model query" in "\n".join(run.messages), run.messages
+        assert_same_rows(spark, good, f"{s}.{alias}")
+    else:
+        assert spark.table(f"{s}.{alias}").count() > 0
+    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
+
+
 @pytest.mark.parametrize("point", ["after_staging_write", "after_backup", "after_promote"])
 def test_failure_mid_build_leaves_readable_data(spark, dbt, s, point):
     """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly."""

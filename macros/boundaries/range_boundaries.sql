@@ -6,12 +6,13 @@
     cuts (a heavy hitter) are kept: range_id then leaves a gap before the value as wide as its share
     of the rows, so the curve gives it room of its own instead of one thin slice. Returns
     {'row_count', 'hash_sum', 'hash_xor', 'columns': {name: {'type', 'literals', 'null_fraction'}}}
-    where `literals` are SQL literals of the ascending boundaries. -#}
-{% macro range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed=42) %}
-    {{ return(adapter.dispatch('range_boundaries', 'spark_clustering')(from_sql, columns, all_columns, ranges, sample_fraction, seed)) }}
+    where `literals` are SQL literals of the ascending boundaries. checksum=false leaves the two
+    hashes none and reads only the clustering columns. -#}
+{% macro range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed=42, checksum=true) %}
+    {{ return(adapter.dispatch('range_boundaries', 'spark_clustering')(from_sql, columns, all_columns, ranges, sample_fraction, seed, checksum)) }}
 {% endmacro %}
 
-{% macro spark__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed) %}
+{% macro spark__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed, checksum) %}
     {%- set sampled = [] -%}
     {%- set cuts = [] -%}
     {#- the sample flag's alias must not be (or shadow) a column of the source -#}
@@ -31,13 +32,16 @@
     {%- set sql -%}
         select row_count, hash_sum, hash_xor, {{ cuts | join(', ') }}
         from (
-            select {{ spark_clustering._row_checksum_expressions(all_columns) }},
+            {#- without the checksum only the clustering columns are read (parquet/orc prune the rest) #}
+            select {{ spark_clustering._row_checksum_expressions(all_columns) if checksum
+                      else 'count(*) as row_count, null as hash_sum, null as hash_xor' }},
                 count_if({{ in_sample }}) as sample_rows, {{ sampled | join(', ') }}
             from (select *, rand({{ seed }}) < {{ sample_fraction }} as {{ in_sample }} from {{ from_sql }})
         )
     {%- endset -%}
     {%- set row = run_query(sql).rows[0] -%}
-    {%- set result = {'row_count': row[0] | int, 'hash_sum': row[1] | int, 'hash_xor': row[2] | int, 'columns': {}} -%}
+    {%- set result = {'row_count': row[0] | int, 'hash_sum': (row[1] | int) if checksum else none,
+                      'hash_xor': (row[2] | int) if checksum else none, 'columns': {}} -%}
     {%- for col in columns -%}
         {%- set literals = row[3 + 2 * loop.index0] -%}
         {#- Over Thrift an array arrives as JSON text; over the session as a list. -#}
@@ -49,6 +53,6 @@
 {% endmacro %}
 
 
-{% macro default__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed) %}
+{% macro default__range_boundaries(from_sql, columns, all_columns, ranges, sample_fraction, seed, checksum) %}
     {{ spark_clustering._unsupported_adapter('range_boundaries', 'samples with Spark SQL (rand, collect_list, sort_array, transform)') }}
 {% endmacro %}

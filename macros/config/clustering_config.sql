@@ -65,7 +65,14 @@
 
     {%- set sample_rows_per_range = spark_clustering._require_number('cluster_sample_rows_per_range', value_of(cfg_source, 'cluster_sample_rows_per_range', 20),
             'use a positive number (20 keeps boundaries within ~1 % of a range width)', min=1, subject=subject) -%}
-    {%- set validate = spark_clustering._require_bool('cluster_validate', value_of(cfg_source, 'cluster_validate', true), subject) -%}
+    {#- 'count' (default): rows of the copy (footers) = rows of the query; 'checksum' (or true, what it
+        meant before the modes): also an order-independent checksum of every row; false: no check -#}
+    {%- set validate = value_of(cfg_source, 'cluster_validate', 'count') -%}
+    {%- if validate is sameas true -%}{%- set validate = 'checksum' -%}{%- endif -%}
+    {%- if validate is not sameas false and (validate is not string or validate not in ['count', 'checksum']) -%}
+        {%- set fix -%}use true or false (a boolean, not {{ spark_clustering._type_name(validate) }}), 'count' or 'checksum'{%- endset -%}
+        {{ spark_clustering._config_error('cluster_validate', validate, fix, subject) }}
+    {%- endif -%}
     {%- set file_stats = spark_clustering._require_bool('cluster_file_stats', value_of(cfg_source, 'cluster_file_stats', true), subject) -%}
 
     {{ return({

@@ -45,7 +45,8 @@
     {%- endif -%}
     {%- set plan_cfg = {} -%}
     {%- do plan_cfg.update(cfg) -%}
-    {%- do plan_cfg.update({'num_files': files}) -%}
+    {#- a rewrite always checks every row (its selection is small): cluster_validate does not apply -#}
+    {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
     {#- the selected files' rows are known exactly from their stats: no count(*) scan -#}
     {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
                                                          row_count=selection.rows) -%}
@@ -69,6 +70,7 @@
         {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
         {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
+        {%- do run_query('drop view if exists ' ~ source_view) -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
             ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor

@@ -26,13 +26,15 @@
     {%- if cfg.method == 'linear' -%}
         {%- set boundaries = none -%}
         {%- set backend = none -%}
-        {%- set source_check = spark_clustering.row_checksum(source_view, column_names) -%}
+        {%- set source_check = spark_clustering.row_checksum(source_view, column_names) if cfg.validate == 'checksum'
+                               else {'row_count': row_count} -%}
         {%- set key_sql = none -%}
         {%- set layout = none -%}
     {%- else -%}
         {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
         {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
-        {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction) -%}
+        {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
+                                                               checksum=(cfg.validate == 'checksum')) -%}
         {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
         {%- set backend = spark_clustering.udf_backend() -%}
         {%- set layout = spark_clustering._key_layout(cluster_names, boundaries, backend) -%}
@@ -53,7 +55,7 @@
         'columns': columns, 'column_names': column_names, 'cluster_by': cluster_names,
         'partition_by': partition_by, 'row_count': row_count, 'num_files': num_files,
         'boundaries': boundaries, 'backend': backend, 'layout': layout, 'key_sql': key_sql,
-        'select_sql': select_sql, 'source_check': source_check,
+        'select_sql': select_sql, 'source_check': source_check, 'source_view': source_view,
     }) }}
 {% endmacro %}
 
