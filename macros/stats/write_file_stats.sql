@@ -7,7 +7,8 @@
     `clustered_table` and `recluster()` call it after they write; run it on any other table with
         dbt run-operation write_file_stats --args '{relation: my_schema.my_table}'
     Only files the sidecar does not cover yet are read, unless rebuild=true. Returns
-    {relation, files, files_scanned, sidecar, elapsed_ms}; under run-operation also printed as one
+    {relation, files, files_scanned, sidecar, elapsed_ms, rows, bytes} (rows and bytes: totals over the
+    files the sidecar now covers); under run-operation also printed as one
     JSON line `write_file_stats: {...}`. -#}
 {% macro write_file_stats(relation=none, rebuild=false) %}
     {{ return(adapter.dispatch('write_file_stats', 'spark_clustering')(relation, rebuild)) }}
@@ -25,7 +26,7 @@
         ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
         ~ (rebuild | string | lower) ~ "')").rows[0] -%}
     {%- set result = {'relation': relation | string, 'files': row[1] | int, 'files_scanned': row[2] | int,
-                      'sidecar': row[3], 'elapsed_ms': row[4] | int} -%}
+                      'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int} -%}
     {%- do spark_clustering._print_if_run_operation('write_file_stats', result) -%}
     {{ return(result) }}
 {% endmacro %}

@@ -31,17 +31,41 @@
         {%- set key_sql = none -%}
         {%- set layout = none -%}
     {%- else -%}
-        {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
-        {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
-        {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
-                                                               checksum=(cfg.validate == 'checksum')) -%}
-        {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
         {%- set backend = spark_clustering.udf_backend() -%}
+        {#- One sampling pass, then the write (what an ORDER BY costs) when the files can be cut on
+            the sampled keys: a BIGINT key and no partition columns. -#}
+        {%- set ns = namespace(bits=1) -%}
+        {%- for _ in range(31) if 2 ** ns.bits - 1 < ranges.values() | max -%}{%- set ns.bits = ns.bits + 1 -%}{%- endfor -%}
+        {%- set presample = num_files > 1 and partition_by | length == 0
+                            and (backend == 'sql' or (cluster_names | length) * ns.bits <= 63) -%}
+        {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
+        {%- if presample -%}
+            {#- file sizes within a few % of each other need ~200 sampled keys per file -#}
+            {%- set sample_rows = [[sample_rows, 200 * num_files] | max, 2000000] | min -%}
+        {%- endif -%}
+        {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
+        {%- if presample -%}
+            {%- set sample = spark_clustering._sample_clustering_columns(source_view, cluster_names, fraction) -%}
+            {%- set boundaries = spark_clustering.range_boundaries(sample, cluster_cols, cluster_names, ranges, 1.0, checksum=false) -%}
+            {#- the checksum reads every row: a pass of its own, as ORDER BY's sampling job is -#}
+            {%- set source_check = spark_clustering.row_checksum(source_view, column_names) if cfg.validate == 'checksum'
+                                   else {'row_count': row_count} -%}
+        {%- else -%}
+            {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
+                                                                   checksum=(cfg.validate == 'checksum')) -%}
+            {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
+        {%- endif -%}
         {%- set layout = spark_clustering._key_layout(cluster_names, boundaries, backend) -%}
         {%- set key_sql = spark_clustering.cluster_key(cfg.method, cluster_names, boundaries, backend) -%}
+        {%- if presample -%}
+            {%- set file_routing = spark_clustering._file_routing(sample, key_sql, num_files, backend) -%}
+            {%- do run_query('uncache table if exists ' ~ sample) -%}
+            {%- do run_query('drop view if exists ' ~ sample) -%}
+        {%- endif -%}
     {%- endif -%}
 
-    {%- set select_sql = spark_clustering.clustered_select(source_view, column_names, cluster_names, key_sql, num_files, partition_by) -%}
+    {%- set select_sql = spark_clustering.clustered_select(source_view, column_names, cluster_names, key_sql, num_files, partition_by,
+                                                           file_routing if file_routing is defined else none) -%}
     {%- set summary = cfg.method ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
     {%- if layout is not none -%}
         {%- set per_col = [] -%}
@@ -57,6 +81,38 @@
         'boundaries': boundaries, 'backend': backend, 'layout': layout, 'key_sql': key_sql,
         'select_sql': select_sql, 'source_check': source_check, 'source_view': source_view,
     }) }}
+{% endmacro %}
+
+
+{#- The clustering columns of a `rand() < fraction` sample of the source, cached (one pass over the
+    source that reads only those columns); returns the cached view's name. -#}
+{% macro _sample_clustering_columns(source_view, cluster_names, fraction, seed=42) %}
+    {%- set sample = source_view ~ '_sample' -%}
+    {%- do run_query('cache table ' ~ sample ~ ' as select ' ~ spark_clustering._quoted_columns(cluster_names)
+                     ~ ' from ' ~ source_view ~ ' where rand(' ~ seed ~ ') < ' ~ fraction) -%}
+    {{ return(sample) }}
+{% endmacro %}
+
+
+{#- How clustered_select sends each row to its file without a sampling job of its own: `cuts`, the
+    num_files - 1 keys that cut the sorted sampled keys into equal parts (range_id of a row's key is
+    its file, 1 .. num_files), and `partitions`, for file i an int whose Spark hash lands in shuffle
+    partition i - 1 (REPARTITION(n, x) sends x to pmod(hash(x), n)), so each file is one task.
+    none when no such int was found among 64 x num_files candidates (the caller range-partitions). -#}
+{% macro _file_routing(sample, key_sql, num_files, backend) %}
+    {%- set cut = "element_at(keys, greatest(1, cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)))" -%}
+    {%- set row = run_query("select case when size(keys) = 0 then array() else transform(sequence(1, " ~ (num_files - 1)
+        ~ "), j -> cast(" ~ cut ~ " as string)) end from (select sort_array(collect_list(k)) as keys from (select "
+        ~ key_sql ~ " as k from " ~ sample ~ "))").rows[0] -%}
+    {%- set cuts = fromjson(row[0]) if row[0] is string else row[0] | list -%}
+    {%- set row = run_query("select transform(array_sort(collect_list(struct(p, x))), e -> e.x) from (select p, min(id) as x from "
+        ~ "(select cast(id as int) as id, pmod(hash(cast(id as int)), " ~ num_files ~ ") as p from range(" ~ 64 * num_files
+        ~ ")) group by p)").rows[0] -%}
+    {%- set partitions = fromjson(row[0]) if row[0] is string else row[0] | list -%}
+    {%- if partitions | length != num_files -%}{{ return(none) }}{%- endif -%}
+    {%- set literals = [] -%}
+    {%- for c in cuts -%}{%- do literals.append(c ~ 'L') -%}{%- endfor -%}
+    {{ return({'cuts': literals, 'partitions': partitions, 'backend': backend}) }}
 {% endmacro %}
 
 

@@ -4,10 +4,14 @@
 
 {#- The staging table must hold the model's rows: the same count ('count': a lost, duplicated or
     truncated file changes it) or the same count and checksum ('checksum': the same rows). Only
-    then is it marked validated (what recover_swap relies on to roll forward). -#}
-{% macro _validate_staging(staging, plan, cfg) %}
+    then is it marked validated (what recover_swap relies on to roll forward). `file_stats`: the
+    result of write_file_stats on the staging table, whose row and byte totals make the count. -#}
+{% macro _validate_staging(staging, plan, cfg, file_stats=none) %}
     {%- if cfg.validate == 'checksum' -%}
         {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
+    {%- elif file_stats is not none -%}
+        {#- the statistics sidecar just written holds every file's row count (from its footer) -#}
+        {%- set staged = {'row_count': file_stats.rows, 'file_bytes': file_stats.bytes} -%}
     {%- else -%}
         {%- set staged = spark_clustering._staged_count(staging, plan.column_names) -%}
     {%- endif -%}

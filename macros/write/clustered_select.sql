@@ -1,12 +1,14 @@
 {#- The SELECT that writes clustered files: range-partition on (partition columns, key, raw
     clustering columns) into `num_files` tasks, one file each, sorted within the task by the same
     columns, helper column projected away. The raw columns break key ties, which tightens the
-    per-file ranges further (Delta adds random noise there instead). -#}
-{% macro clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by=[]) %}
-    {{ return(adapter.dispatch('clustered_select', 'spark_clustering')(from_sql, column_names, cluster_by, key_sql, num_files, partition_by)) }}
+    per-file ranges further (Delta adds random noise there instead). With `file_routing`
+    ({cuts, partitions, backend}, cut from a sample of the keys) each row goes straight to its
+    file's task instead: no sampling job of the range partitioner's own over the whole source. -#}
+{% macro clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by=[], file_routing=none) %}
+    {{ return(adapter.dispatch('clustered_select', 'spark_clustering')(from_sql, column_names, cluster_by, key_sql, num_files, partition_by, file_routing)) }}
 {% endmacro %}
 
-{% macro spark__clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by) %}
+{% macro spark__clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by, file_routing) %}
     {%- set order = [] -%}
     {#- the key's alias must not be (or shadow) a column of the model -#}
     {%- set key_name = spark_clustering._unused_column_name('__sc_key', column_names) -%}
@@ -15,6 +17,25 @@
     {%- for col in partition_by -%}{%- do order.append(spark_clustering._quoted_columns([col])) -%}{%- endfor -%}
     {%- if key_sql is not none -%}{%- do order.append(key_name) -%}{%- endif -%}
     {%- for col in cluster_by -%}{%- do order.append(spark_clustering._quoted_columns([col])) -%}{%- endfor -%}
+    {%- if file_routing is not none and key_sql is not none and not partition_by -%}
+        {%- set part_name = spark_clustering._unused_column_name('__sc_file', column_names + [key_name]) -%}
+        {#- range_id of the key among the cuts is the file (1 .. n); its int lands in that file's task -#}
+        {%- set file_id = spark_clustering.range_id(key_name, 'array(' ~ file_routing.cuts | join(', ') ~ ')', file_routing.backend)
+            if file_routing.cuts else '1' -%}
+        {%- set sql -%}
+select /*+ REPARTITION({{ num_files }}, {{ part_name }}) */
+    {{ spark_clustering._quoted_columns(column_names) }}
+from (
+    select *, element_at(array({{ file_routing.partitions | join(', ') }}), {{ file_id }}) as {{ part_name }}
+    from (
+        select *, {{ key_sql }} as {{ key_name }}
+        from {{ from_sql }}
+    )
+)
+sort by {{ order | join(', ') }}
+        {%- endset -%}
+        {{ return(sql) }}
+    {%- endif -%}
     {%- set sql -%}
 select /*+ REPARTITION_BY_RANGE({{ num_files }}, {{ order | join(', ') }}) */
     {{ spark_clustering._quoted_columns(column_names) }}
@@ -28,6 +49,6 @@ sort by {{ order | join(', ') }}
 {% endmacro %}
 
 
-{% macro default__clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by) %}
+{% macro default__clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by, file_routing) %}
     {{ spark_clustering._unsupported_adapter('clustered_select', 'range-partitions with the Spark hint REPARTITION_BY_RANGE and SORT BY') }}
 {% endmacro %}

@@ -36,10 +36,11 @@
     {%- endcall %}
     {{ spark_clustering._test_hook('clustered_table.after_staging_write') }}
 
-    {{ spark_clustering._validate_staging(staging, plan, cfg) }}
     {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
-        valid through the rename swap (file sizes and modification times do not change) -#}
-    {%- do spark_clustering._write_file_stats_after_write(staging, cfg) -%}
+        valid through the rename swap (file sizes and modification times do not change); their
+        per-file row counts are what the copy's row count is checked with -#}
+    {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
+    {{ spark_clustering._validate_staging(staging, plan, cfg, file_stats) }}
     {%- do spark_clustering._table_lease_check(lease, 'clustered_table ' ~ model.name) -%}
     {{ spark_clustering.swap_relation(staging, target_relation, existing) }}
     {%- do spark_clustering._table_lease_release(lease) -%}

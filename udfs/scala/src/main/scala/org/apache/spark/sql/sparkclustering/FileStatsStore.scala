@@ -992,7 +992,9 @@ object FileStatsStore {
 /** `select * from write_file_stats('db.t', rebuild)`: compute exact per-file statistics (Spark's own
  *  min / max / count over the rows) of the table's data files that the sidecar does not cover yet
  *  (every file with rebuild = true), in one Spark job, and publish one new sidecar generation
- *  holding every live file. One row (table, files, files_scanned, sidecar, elapsed_ms). */
+ *  holding every live file. One row (table, files, files_scanned, sidecar, elapsed_ms, rows, bytes):
+ *  rows and bytes add up the entries of the published generation (what clustered_table checks a
+ *  new table's row count against). */
 case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunnableCommand {
   import FileStatsStore._
 
@@ -1001,7 +1003,9 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     AttributeReference("files", LongType, nullable = false)(),
     AttributeReference("files_scanned", LongType, nullable = false)(),
     AttributeReference("sidecar", StringType, nullable = true)(),
-    AttributeReference("elapsed_ms", LongType, nullable = false)())
+    AttributeReference("elapsed_ms", LongType, nullable = false)(),
+    AttributeReference("rows", LongType, nullable = false)(),
+    AttributeReference("bytes", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
     val started = System.nanoTime()
@@ -1019,7 +1023,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     // that have a modification time (part of the key)
     val files = ReclusterFiles.dataFiles(spark, t).filter(_.modificationTime > 0)
       .flatMap(d => relativePath(root, d.path).map(rel => EntryKey(rel, d.size, d.modificationTime) -> d))
-    if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed))
+    if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed, 0L, 0L))
 
     val ctx = ReadContext(spark, format)
     val columns = dataSchema.fields.toSeq.filter(recordable(_, ctx))
@@ -1045,7 +1049,8 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       deleteStaleTemporaries(conf, root)
       path
     }
-    Seq(Row(tableName, files.size.toLong, toScan.size.toLong, published.toString, elapsed))
+    Seq(Row(tableName, files.size.toLong, toScan.size.toLong, published.toString, elapsed,
+      entries.map(_.rows).sum, entries.map(_.key.size).sum))
   }
 
   /** Entries taken from the footers of the files (read in parallel on the driver, no Spark job):
