@@ -63,6 +63,16 @@ def clustered_64(spark, dbt, sources):
     return {m: f"{sources}.tight_{m}" for m in ["hilbert", "zorder", "linear"]} | {"insertion": f"{sources}.insertion3"}
 
 
+@pytest.mark.parametrize("method", ["hilbert", "zorder"])
+def test_files_hold_their_share_of_the_rows(spark, clustered_64, method):
+    """The file cuts come from ~1000 sampled keys per file: every one of the 64 files holds its share
+    of the rows within 10 % (Spark's range partitioner cuts on ~60 sampled rows per partition)."""
+    counts = [r[1] for r in spark.sql(f"select _metadata.file_path, count(*) from {clustered_64[method]} group by 1").collect()]
+    share = ROWS / 64
+    assert len(counts) == 64 and sum(counts) == ROWS
+    assert all(abs(n - share) <= 0.10 * share for n in counts), sorted(counts)
+
+
 def test_files_are_far_tighter_than_insertion_order(spark, clustered_64):
     widths = {name: [mean_width_ratio(spark, t, c) for c in ["a", "b", "c"]] for name, t in clustered_64.items()}
     print(widths)

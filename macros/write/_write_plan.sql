@@ -40,8 +40,8 @@
                             and (backend == 'sql' or (cluster_names | length) * ns.bits <= 63) -%}
         {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
         {%- if presample -%}
-            {#- file sizes within a few % of each other need ~200 sampled keys per file -#}
-            {%- set sample_rows = [[sample_rows, 200 * num_files] | max, 2000000] | min -%}
+            {#- files within ~10 % of their share of the rows: ~1000 sampled keys per file (std ~3 %) -#}
+            {%- set sample_rows = [[sample_rows, 1000 * num_files] | max, 2000000] | min -%}
         {%- endif -%}
         {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
         {%- if presample -%}
