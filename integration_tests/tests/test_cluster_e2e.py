@@ -207,7 +207,10 @@ def test_keys_were_computed_on_both_workers_executors(request, stack, built):
     executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
     keyed = [e for e in executions
              if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
-             and "rangepartitioning" in e.get("planDescription", "")]
+             # the write: rows routed to their file's task by the key's cut (hashpartitioning on
+             # the file column), or range-partitioned on the key (a partitioned model: by_region)
+             and ("rangepartitioning" in e.get("planDescription", "")
+                  or "hashpartitioning(__sc_file" in e.get("planDescription", ""))]
     # One clustered write per hilbert/zorder model (by_region is hilbert too), native backend used.
     assert len(keyed) >= 3, [e["description"][:120] for e in executions]
     job_ids = sorted({j for e in keyed for j in e["successJobIds"]})
