@@ -64,7 +64,7 @@ from spark_clustering_dev.spark import get_spark
 BENCH = BUILD / "bench"
 SCHEMA = "bench_skipping"
 SKIPPING = "spark.sparkclustering.skipping.enabled"
-COLUMNS = ["l_shipdate", "l_partkey", "l_suppkey"]
+COLUMNS = report_datasets.LINEITEM_COLUMNS
 KINDS = ["1 column", "2 columns", "3 columns", "point"]
 
 

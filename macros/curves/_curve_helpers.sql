@@ -110,6 +110,14 @@
 {% endmacro %}
 
 
+{#- Bits per column that hold range ids up to `max_id` (at most 31). -#}
+{% macro _key_bits(max_id) %}
+    {%- set ns = namespace(bits=1) -%}
+    {%- for _ in range(31) if 2 ** ns.bits - 1 < max_id -%}{%- set ns.bits = ns.bits + 1 -%}{%- endfor -%}
+    {{ return([ns.bits, 31] | min) }}
+{% endmacro %}
+
+
 {#- Bits per column: enough for the column with the most ranges, at most 31 (ids are ints); the SQL
     backend produces bigint keys only, so there d * bits <= 63 (coarser cells, the raw column
     tie-break still orders rows inside them). -#}
@@ -118,11 +126,7 @@
     {%- for col in columns -%}
         {%- set ns.max_id = [ns.max_id, boundaries['columns'][col]['literals'] | length + 1] | max -%}
     {%- endfor -%}
-    {%- set ns2 = namespace(bits=1) -%}
-    {%- for _ in range(31) -%}
-        {%- if 2 ** ns2.bits - 1 < ns.max_id -%}{%- set ns2.bits = ns2.bits + 1 -%}{%- endif -%}
-    {%- endfor -%}
-    {%- set bits = [ns2.bits, 31] | min -%}
+    {%- set bits = spark_clustering._key_bits(ns.max_id) -%}
     {%- if backend == 'sql' -%}
         {%- set bits = [bits, (63 // (columns | length))] | min -%}
     {%- endif -%}

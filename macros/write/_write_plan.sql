@@ -34,10 +34,9 @@
         {%- set backend = spark_clustering.udf_backend() -%}
         {#- One sampling pass, then the write (what an ORDER BY costs) when the files can be cut on
             the sampled keys: a BIGINT key and no partition columns. -#}
-        {%- set ns = namespace(bits=1) -%}
-        {%- for _ in range(31) if 2 ** ns.bits - 1 < ranges.values() | max -%}{%- set ns.bits = ns.bits + 1 -%}{%- endfor -%}
         {%- set presample = num_files > 1 and partition_by | length == 0
-                            and (backend == 'sql' or (cluster_names | length) * ns.bits <= 63) -%}
+                            and (backend == 'sql' or (cluster_names | length)
+                                 * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
         {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
         {%- if presample -%}
             {#- files within ~10 % of their share of the rows: ~1000 sampled keys per file (std ~3 %) -#}
