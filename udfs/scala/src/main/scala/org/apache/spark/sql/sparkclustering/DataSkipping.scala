@@ -17,6 +17,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.util.collection.BitSet
 
@@ -57,22 +58,29 @@ object DataSkipping {
 /** Plans scans of eligible file-source relations with a DataSkippingFileIndex (see DataSkipping). */
 case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case ScanOperation(_, _, filters, l @ LogicalRelation(fs: HadoopFsRelation, _, table, false, None))
-        if DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
-          FileSkippingPredicate.usable(filters).nonEmpty =>
-      val format = DataSkipping.formatName(fs).get
-      // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
-      // partition directories; the sidecar lives in the table's directory, so it is a root too.
-      val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
-      val index = new DataSkippingFileIndex(fs.location, format, fs.dataSchema,
-        table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
-      val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
-      val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
-      FileSourceStrategy(rewritten).map(_.transformUp {
-        case s: FileSourceScanExec if !s.isInstanceOf[DataSkippingScanExec] && (s.relation.location eq index) =>
-          DataSkippingScanExec(s)
-      })
+    case ScanOperation(_, _, filters, l @ LogicalRelation(fs: HadoopFsRelation, _, table, false, None)) =>
+      // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
+      if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
+      if (DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
+          FileSkippingPredicate.usable(filters).nonEmpty) skipping(plan, l, fs, table)
+      else Nil
     case _ => Nil
+  }
+
+  private def skipping(plan: LogicalPlan, l: LogicalRelation, fs: HadoopFsRelation,
+      table: Option[CatalogTable]): Seq[SparkPlan] = {
+    val format = DataSkipping.formatName(fs).get
+    // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
+    // partition directories; the sidecar lives in the table's directory, so it is a root too.
+    val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
+    val index = new DataSkippingFileIndex(fs.location, format, fs.dataSchema,
+      table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
+    val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
+    val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
+    FileSourceStrategy(rewritten).map(_.transformUp {
+      case s: FileSourceScanExec if !s.isInstanceOf[DataSkippingScanExec] && (s.relation.location eq index) =>
+        DataSkippingScanExec(s)
+    })
   }
 
   private def eligible(fs: HadoopFsRelation): Boolean =

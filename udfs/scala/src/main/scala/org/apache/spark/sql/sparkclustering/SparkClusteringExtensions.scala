@@ -112,6 +112,13 @@ object ReclusterTableFunctions {
         arity("drop_sidecar_table", args, 1, "drop_sidecar_table('db.t__sc_backup')")
         DropSidecarTable(string("drop_sidecar_table", args(0), "table"))
       }),
+    (FunctionIdentifier("observed_workload"),
+      info("observed_workload", "observed_workload(table) - the boxes {column: [lo, hi]} the scans of a " +
+        "clustered table filtered on (box JSON, queries, last_seen), recorded at planning time"),
+      args => {
+        arity("observed_workload", args, 1, "observed_workload('db.table')")
+        ObservedWorkloadRows(string("observed_workload", args(0), "table"))
+      }),
     (FunctionIdentifier("write_file_stats"),
       info("write_file_stats", "write_file_stats(table[, rebuild]) - write the table's file-statistics " +
         "sidecar (exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file"),

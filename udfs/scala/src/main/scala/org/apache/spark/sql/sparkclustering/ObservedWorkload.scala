@@ -1,0 +1,243 @@
+package org.apache.spark.sql.sparkclustering
+
+import java.net.URLEncoder
+import java.nio.charset.StandardCharsets
+
+import scala.collection.mutable
+import scala.util.control.NonFatal
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types._
+
+/**
+ * The queries a clustered table serves, observed at planning time, for `cluster_workload:
+ * observed` (layouts chosen from the queries that actually ran).
+ *
+ * When a scan of a table the package clustered (it has the property `spark_clustering.cluster_by`)
+ * filters on its clustering columns, the filters' top-level conjuncts that compare a clustering
+ * column with literals become one box {column: [lo, hi]} (`<` counts as `<=`: a box may only be
+ * wider than the query). Only column names and literal bounds are kept: no query text, user or
+ * other column. Boxes are counted in a few small JSON-lines files beside the table's database,
+ * `<database location>/_spark_clustering_workload/<table>/slot-<n>.json` (a table name, so a
+ * rebuild that swaps the table keeps its history); each file holds at most MaxBoxes distinct boxes
+ * (the least recently seen go first). Recording never fails a query. Off with
+ * spark.sparkclustering.workload.record=false; forget a table's history by deleting its directory.
+ */
+object ObservedWorkload extends Logging {
+  val RecordKey = "spark.sparkclustering.workload.record"
+  val MaxBoxes = 1000
+  private val Slots = 4
+  // one slot per JVM: JVMs of one application rarely race on a file, and a race loses counts only
+  private val slot = Math.floorMod(java.util.UUID.randomUUID().hashCode, Slots)
+  private val mapper = new ObjectMapper()
+
+  def enabled(conf: SQLConf): Boolean = conf.getConfString(RecordKey, "true").trim.toBoolean
+
+  /** <database location>/_spark_clustering_workload/<url-encoded table name>. */
+  def directory(spark: SparkSession, database: String, table: String): Path = {
+    val catalog = ReclusterFiles.classic(spark).sessionState.catalog
+    val db = catalog.getDatabaseMetadata(database)
+    new Path(new Path(db.locationUri), "_spark_clustering_workload/" +
+      URLEncoder.encode(table.toLowerCase(java.util.Locale.ROOT), StandardCharsets.UTF_8))
+  }
+
+  private def clusterBy(table: CatalogTable): Seq[String] =
+    table.properties.get("spark_clustering.cluster_by").toSeq.flatMap { text =>
+      val t = text.trim
+      if (t.startsWith("[")) {
+        val node = mapper.readTree(t)
+        (0 until node.size()).map(i => node.get(i).asText())
+      } else t.split(",").toSeq.map(_.trim).filter(_.nonEmpty)
+    }
+
+  /** Records the box of `filters` when `table` is clustered and recording is on; never throws. */
+  def record(spark: SparkSession, table: Option[CatalogTable], filters: Seq[Expression]): Unit = {
+    try {
+      if (!enabled(spark.sessionState.conf)) return
+      table.foreach { t =>
+        val columns = clusterBy(t).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+        if (columns.nonEmpty) box(filters, columns).foreach { b =>
+          add(spark, t.identifier.database.getOrElse(spark.catalog.currentDatabase), t.identifier.table, b)
+        }
+      }
+    } catch {
+      case NonFatal(e) => logWarning(s"spark_clustering: could not record the workload of a scan: ${e.getMessage}")
+    }
+  }
+
+  private object ColumnOf {
+    def unapply(e: Expression): Option[AttributeReference] = e match {
+      case a: AttributeReference => Some(a)
+      case _ => None
+    }
+  }
+
+  private object Lit {
+    def unapply(e: Expression): Option[Literal] = e match {
+      case l: Literal if l.value != null => Some(l)
+      case _ => None
+    }
+  }
+
+  /** The JSON box {column: [lo, hi]} (null = open) of the conjuncts on `columns`, or None. */
+  def box(filters: Seq[Expression], columns: Set[String]): Option[String] = {
+    val lo = mutable.LinkedHashMap.empty[String, Literal]
+    val hi = mutable.LinkedHashMap.empty[String, Literal]
+    def ordering(dt: DataType) = TypeUtils.getInterpretedOrdering(dt)
+    def tighten(bounds: mutable.LinkedHashMap[String, Literal], name: String, l: Literal, keepLarger: Boolean): Unit = {
+      val key = name.toLowerCase(java.util.Locale.ROOT)
+      if (!columns.contains(key) || !printable(l)) return
+      bounds.get(key) match {
+        case Some(old) if old.dataType == l.dataType =>
+          val c = ordering(l.dataType).compare(l.value, old.value)
+          if ((keepLarger && c > 0) || (!keepLarger && c < 0)) bounds(key) = l
+        case Some(_) =>
+        case None => bounds(key) = l
+      }
+    }
+    def conjuncts(e: Expression): Seq[Expression] = e match {
+      case And(a, b) => conjuncts(a) ++ conjuncts(b)
+      case other => Seq(other)
+    }
+    filters.flatMap(conjuncts).foreach {
+      case EqualTo(ColumnOf(a), Lit(l)) => tighten(lo, a.name, l, keepLarger = true); tighten(hi, a.name, l, keepLarger = false)
+      case EqualTo(Lit(l), ColumnOf(a)) => tighten(lo, a.name, l, keepLarger = true); tighten(hi, a.name, l, keepLarger = false)
+      case GreaterThan(ColumnOf(a), Lit(l)) => tighten(lo, a.name, l, keepLarger = true)
+      case GreaterThanOrEqual(ColumnOf(a), Lit(l)) => tighten(lo, a.name, l, keepLarger = true)
+      case LessThan(ColumnOf(a), Lit(l)) => tighten(hi, a.name, l, keepLarger = false)
+      case LessThanOrEqual(ColumnOf(a), Lit(l)) => tighten(hi, a.name, l, keepLarger = false)
+      case GreaterThan(Lit(l), ColumnOf(a)) => tighten(hi, a.name, l, keepLarger = false)
+      case GreaterThanOrEqual(Lit(l), ColumnOf(a)) => tighten(hi, a.name, l, keepLarger = false)
+      case LessThan(Lit(l), ColumnOf(a)) => tighten(lo, a.name, l, keepLarger = true)
+      case LessThanOrEqual(Lit(l), ColumnOf(a)) => tighten(lo, a.name, l, keepLarger = true)
+      case In(ColumnOf(a), list) if list.nonEmpty && list.forall(_.isInstanceOf[Literal]) =>
+        val lits = list.map(_.asInstanceOf[Literal]).filter(_.value != null)
+        if (lits.nonEmpty) {
+          val ord = ordering(lits.head.dataType)
+          tighten(lo, a.name, lits.minBy(_.value)(ord), keepLarger = true)
+          tighten(hi, a.name, lits.maxBy(_.value)(ord), keepLarger = false)
+        }
+      case InSet(ColumnOf(a), set) if set.nonEmpty && !set.contains(null) =>
+        val ord = ordering(a.dataType)
+        tighten(lo, a.name, Literal(set.min(ord), a.dataType), keepLarger = true)
+        tighten(hi, a.name, Literal(set.max(ord), a.dataType), keepLarger = false)
+      case _ =>
+    }
+    val keys = (lo.keys ++ hi.keys).toSeq.distinct
+    if (keys.isEmpty) None
+    else {
+      val node = mapper.createObjectNode()
+      keys.sorted.foreach { k =>
+        val pair = node.putArray(k)
+        Seq(lo.get(k), hi.get(k)).foreach {
+          case Some(l) => put(pair, l)
+          case None => pair.addNull()
+        }
+      }
+      Some(mapper.writeValueAsString(node))
+    }
+  }
+
+  // numbers as JSON numbers; dates, timestamps and strings as their Spark string form (cast back by type)
+  private def printable(l: Literal): Boolean = l.dataType match {
+    case _: IntegralType | _: DecimalType | DateType | TimestampType | TimestampNTZType | StringType => true
+    case FloatType => !l.value.asInstanceOf[Float].isNaN && !l.value.asInstanceOf[Float].isInfinite
+    case DoubleType => !l.value.asInstanceOf[Double].isNaN && !l.value.asInstanceOf[Double].isInfinite
+    case _ => false
+  }
+
+  private def put(array: com.fasterxml.jackson.databind.node.ArrayNode, l: Literal): Unit = l.dataType match {
+    case ByteType | ShortType | IntegerType | LongType => array.add(l.value.asInstanceOf[Number].longValue())
+    case FloatType => array.add(l.value.asInstanceOf[Float].toDouble)
+    case DoubleType => array.add(l.value.asInstanceOf[Double])
+    case _: DecimalType => array.add(new java.math.BigDecimal(l.value.toString))
+    case _ => array.add(Cast(l, StringType, Some(SQLConf.get.sessionLocalTimeZone)).eval().toString)
+  }
+
+  private def slotFile(dir: Path): Path = new Path(dir, s"slot-$slot.json")
+
+  /** box JSON -> (queries, last seen ms) of one slot file; empty when it is missing or unreadable. */
+  private def read(fs: org.apache.hadoop.fs.FileSystem, file: Path): mutable.LinkedHashMap[String, (Long, Long)] = {
+    val out = mutable.LinkedHashMap.empty[String, (Long, Long)]
+    if (fs.exists(file)) {
+      val in = fs.open(file)
+      try {
+        scala.io.Source.fromInputStream(in, "UTF-8").getLines().foreach { line =>
+          try {
+            val node = mapper.readTree(line)
+            out(mapper.writeValueAsString(node.get("box"))) = (node.get("queries").asLong(), node.get("last").asLong())
+          } catch { case NonFatal(_) => } // a torn line costs that box only
+        }
+      } finally in.close()
+    }
+    out
+  }
+
+  private def add(spark: SparkSession, database: String, table: String, box: String): Unit = synchronized {
+    val dir = directory(spark, database, table)
+    val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val file = slotFile(dir)
+    val boxes = read(fs, file)
+    val (queries, _) = boxes.getOrElse(box, (0L, 0L))
+    boxes(box) = (queries + 1, System.currentTimeMillis())
+    val kept = boxes.toSeq.sortBy(-_._2._2).take(MaxBoxes)
+    fs.mkdirs(dir)
+    val tmp = new Path(dir, s".slot-$slot-${java.util.UUID.randomUUID()}.tmp")
+    val out = fs.create(tmp, true)
+    try {
+      kept.foreach { case (b, (q, last)) =>
+        val line: ObjectNode = mapper.createObjectNode()
+        line.set("box", mapper.readTree(b))
+        line.put("queries", q)
+        line.put("last", last)
+        out.write((mapper.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8))
+      }
+    } finally out.close()
+    // rename does not replace on every file system: delete first (a reader in between sees no slot)
+    if (!fs.rename(tmp, file)) {
+      fs.delete(file, false)
+      if (!fs.rename(tmp, file)) fs.delete(tmp, false)
+    }
+  }
+
+  /** Every slot of the table merged: (box JSON, queries, last seen ms), most queried first. */
+  def observed(spark: SparkSession, tableName: String): Seq[(String, Long, Long)] = {
+    val ident = ReclusterFiles.classic(spark).sessionState.sqlParser.parseTableIdentifier(tableName)
+    val dir = directory(spark, ident.database.getOrElse(spark.catalog.currentDatabase), ident.table)
+    val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val merged = mutable.LinkedHashMap.empty[String, (Long, Long)]
+    if (fs.exists(dir)) {
+      fs.listStatus(dir).filter(s => s.getPath.getName.startsWith("slot-")).foreach { s =>
+        read(fs, s.getPath).foreach { case (b, (q, last)) =>
+          val (q0, l0) = merged.getOrElse(b, (0L, 0L))
+          merged(b) = (q0 + q, math.max(l0, last))
+        }
+      }
+    }
+    merged.toSeq.map { case (b, (q, last)) => (b, q, last) }.sortBy(r => (-r._2, r._1))
+  }
+}
+
+/** `select * from observed_workload('db.table')`: the boxes recorded for the table (box JSON,
+ *  queries, last_seen), most queried first; no rows when nothing was recorded. */
+case class ObservedWorkloadRows(tableName: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("box", StringType, nullable = false)(),
+    AttributeReference("queries", LongType, nullable = false)(),
+    AttributeReference("last_seen", TimestampType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] =
+    ObservedWorkload.observed(spark, tableName).map { case (b, q, last) =>
+      Row(b, q, new java.sql.Timestamp(last))
+    }
+}
