@@ -55,6 +55,26 @@ def random_boxes(spark, table: str, columns: list[str], count: int, fraction: fl
     return boxes
 
 
+def skewed_boxes(bounds: dict[str, tuple[float, float]], time_column: str, key_column: str, count: int, seed: int,
+                 shares: tuple[float, float, float] = (0.7, 0.2, 0.1), fraction: float = 0.1) -> list[dict]:
+    """A workload queried unevenly: shares[0] of the `count` boxes are ranges on `time_column` alone,
+    shares[1] on `key_column` alone, the rest boxes on every column of `bounds` ({column: (lo, hi)});
+    each range `fraction` of its column's span, placed at random."""
+    rng = random.Random(seed)
+    n_time, n_key = round(count * shares[0]), round(count * shares[1])
+
+    def box(columns):
+        out = {}
+        for c in columns:
+            lo, hi = bounds[c]
+            start = rng.uniform(lo, hi - (hi - lo) * fraction)
+            out[c] = (start, start + (hi - lo) * fraction)
+        return out
+
+    return ([box([time_column]) for _ in range(n_time)] + [box([key_column]) for _ in range(n_key)]
+            + [box(list(bounds)) for _ in range(count - n_time - n_key)])
+
+
 def mean_files_scanned(ranges: list[dict], boxes: list[dict]) -> float:
     """Mean number of files whose [lo, hi] intersects a box on every column of the box."""
     total = 0

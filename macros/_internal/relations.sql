@@ -67,6 +67,11 @@
 {#- The `cluster_by` config (a list) of the model whose relation this is, or none. -#}
 {% macro _cluster_by_of(relation) %}
     {%- set cluster_by = spark_clustering._model_config_of(relation, 'cluster_by') -%}
+    {#- cluster_by: 'auto': the columns the last build chose, recorded on the table -#}
+    {%- if cluster_by is string and cluster_by == 'auto' -%}
+        {%- set recorded = spark_clustering._table_properties(relation).get('spark_clustering.cluster_by') -%}
+        {{ return(spark_clustering._list_property(recorded) if recorded else none) }}
+    {%- endif -%}
     {{ return([cluster_by] if cluster_by is string else cluster_by) }}
 {% endmacro %}
 

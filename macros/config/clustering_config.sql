@@ -2,12 +2,49 @@
     .get(key, default), e.g. a model node's config when recluster runs as a run-operation). Every
     mistake is a compiler error naming the model (or `subject`), the config key and the fix.
     Returns {cluster_by, method, ranges, target_file_rows, target_file_bytes, num_files,
-    file_format, partition_by, sample_rows_per_range, validate, file_stats}. -#}
+    file_format, partition_by, sample_rows_per_range, validate, file_stats, workload (a list of
+    boxes or none), layout (none; recluster sets the layout an `auto` table recorded)}. -#}
 {% macro clustering_config(source=none, subject=none) %}
     {%- set cfg_source = source if source is not none else config -%}
     {%- set value_of = spark_clustering._config_value -%}
 
+    {#- cluster_workload (config or meta): boxes {column: [lo, hi]}; `auto` simulates layouts against them -#}
+    {%- set workload = cfg_source.get('cluster_workload') -%}
+    {%- if workload is none -%}{%- set workload = (cfg_source.get('meta') or {}).get('cluster_workload') -%}{%- endif -%}
+    {%- if workload is string and workload in ['observed', 'auto'] -%}
+        {#- the scans Spark recorded: resolved against the table when it is written (_resolve_workload) -#}
+    {%- elif workload is not none -%}
+        {%- set problem = spark_clustering._workload_problem(workload, '') -%}
+        {%- if problem -%}
+            {{ spark_clustering._config_error('cluster_workload', workload,
+                "give 'observed' (the queries Spark saw) or a non-empty list of boxes {column: [lo, hi]} (inclusive, null for an open end), "
+                ~ "e.g. cluster_workload=[{'event_time': ['2024-01-01', '2024-01-31']}, {'device_id': [100, 200]}]", subject) }}
+        {%- endif -%}
+        {%- set workload = [workload] if workload is mapping else workload | list -%}
+    {%- endif -%}
+
     {%- set cluster_by = cfg_source.get('cluster_by') -%}
+    {#- cluster_by: 'auto' = the columns the workload filters on, most filtered first (at most 4); a
+        column named auto is cluster_by=['auto'] -#}
+    {%- set auto_columns = cluster_by is string and cluster_by == 'auto' -%}
+    {%- if auto_columns -%}
+        {%- if not workload or workload is string -%}
+            {{ spark_clustering._config_error('cluster_by', cluster_by,
+                "'auto' picks the columns the model's cluster_workload filters on: declare cluster_workload as a list "
+                ~ "of boxes {column: [lo, hi]}, or list the columns, e.g. cluster_by=['mission_id', 'ts']", subject) }}
+        {%- endif -%}
+        {%- set counts = {} -%}
+        {%- set order = [] -%}
+        {%- for box in workload -%}
+            {%- for col in box -%}
+                {%- if col not in counts -%}{%- do counts.update({col: 0}) -%}{%- do order.append(col) -%}{%- endif -%}
+                {%- do counts.update({col: counts[col] + 1}) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- set ranked = [] -%}
+        {%- for col in order -%}{%- do ranked.append({'name': col, 'boxes': counts[col]}) -%}{%- endfor -%}
+        {%- set cluster_by = (ranked | sort(attribute='boxes', reverse=true) | map(attribute='name') | list)[:4] -%}
+    {%- endif -%}
     {%- if cluster_by is none or cluster_by == [] or cluster_by == '' -%}
         {{ spark_clustering._config_error('cluster_by', cluster_by,
             "set it to a column or a list of columns, e.g. cluster_by=['mission_id', 'ts']", subject) }}
@@ -18,8 +55,8 @@
         {{ spark_clustering._config_error('cluster_by', cluster_by, 'list each column once', subject) }}
     {%- endif -%}
 
-    {%- set method = spark_clustering._require_choice('cluster_method', value_of(cfg_source, 'cluster_method', 'hilbert'),
-                                                      ['hilbert', 'zorder', 'linear'], subject=subject) -%}
+    {%- set method = spark_clustering._require_choice('cluster_method', value_of(cfg_source, 'cluster_method', 'auto' if auto_columns else 'hilbert'),
+                                                      ['hilbert', 'zorder', 'linear', 'auto'], subject=subject) -%}
     {%- if cluster_by | length > 32 and method != 'linear' -%}
         {{ spark_clustering._config_error('cluster_by', cluster_by, 'at most 32 columns for a curve key; clustering on more columns gains nothing measurable', subject) }}
     {%- endif -%}
@@ -87,5 +124,7 @@
         'sample_rows_per_range': sample_rows_per_range,
         'validate': validate,
         'file_stats': file_stats,
+        'workload': workload,
+        'layout': none,
     }) }}
 {% endmacro %}

@@ -132,3 +132,21 @@
     {%- endif -%}
     {{ return({'bits': bits, 'max_value': 2 ** bits - 1}) }}
 {% endmacro %}
+
+
+{#- Per column of `columns`, the SQL of its id in [0, layout.max_value]: 0 for NULL, the range ids
+    stretched over offset .. max_value (see cluster_key). -#}
+{% macro _column_ids(columns, boundaries, layout, backend) %}
+    {%- set ids = [] -%}
+    {%- for col in columns -%}
+        {%- set b = boundaries['columns'][col] -%}
+        {%- set arr = ('array(' ~ b['literals'] | join(', ') ~ ')') if b['literals'] else ('cast(array() as array<' ~ b['type'] ~ '>)') -%}
+        {%- set rid = spark_clustering.range_id(spark_clustering._quoted_columns([col]), arr, backend) -%}
+        {#- range ids: 0 for NULL, 1 .. k + 1 for values (k boundaries) -> 0, then offset .. max_value. -#}
+        {%- set k = [b['literals'] | length, 1] | max -%}
+        {%- set offset = [[(b['null_fraction'] * (layout.max_value + 1)) | round | int, 1] | max, layout.max_value] | min -%}
+        {%- do ids.append('cast(case when ' ~ spark_clustering._quoted_columns([col]) ~ ' is null then 0 else ' ~ offset ~ ' + (cast(' ~ rid ~ ' as bigint) - 1) * '
+                          ~ (layout.max_value - offset) ~ ' div ' ~ k ~ ' end as int)') -%}
+    {%- endfor -%}
+    {{ return(ids) }}
+{% endmacro %}

@@ -9,17 +9,7 @@
     {%- if method == 'linear' -%}{{ return(none) }}{%- endif -%}
     {%- set backend = backend or spark_clustering.udf_backend() -%}
     {%- set layout = spark_clustering._key_layout(columns, boundaries, backend) -%}
-    {%- set ids = [] -%}
-    {%- for col in columns -%}
-        {%- set b = boundaries['columns'][col] -%}
-        {%- set arr = ('array(' ~ b['literals'] | join(', ') ~ ')') if b['literals'] else ('cast(array() as array<' ~ b['type'] ~ '>)') -%}
-        {%- set rid = spark_clustering.range_id(spark_clustering._quoted_columns([col]), arr, backend) -%}
-        {#- range ids: 0 for NULL, 1 .. k + 1 for values (k boundaries) -> 0, then offset .. max_value. -#}
-        {%- set k = [b['literals'] | length, 1] | max -%}
-        {%- set offset = [[(b['null_fraction'] * (layout.max_value + 1)) | round | int, 1] | max, layout.max_value] | min -%}
-        {%- do ids.append('cast(case when ' ~ spark_clustering._quoted_columns([col]) ~ ' is null then 0 else ' ~ offset ~ ' + (cast(' ~ rid ~ ' as bigint) - 1) * '
-                          ~ (layout.max_value - offset) ~ ' div ' ~ k ~ ' end as int)') -%}
-    {%- endfor -%}
+    {%- set ids = spark_clustering._column_ids(columns, boundaries, layout, backend) -%}
     {%- if method == 'zorder' -%}
         {{ return(spark_clustering.zorder_key(layout.bits, ids, backend)) }}
     {%- else -%}

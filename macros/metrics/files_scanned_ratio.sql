@@ -15,7 +15,13 @@
     {%- if workload is none -%}
         {%- if not execute or (relation is string and not spark_clustering._measure_now()) -%}{{ return({}) }}{%- endif -%}
         {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
-        {%- set workload = spark_clustering._model_config_of(relation, 'cluster_workload') -%}
+        {%- set declared = spark_clustering._model_config_of(relation, 'cluster_workload') -%}
+        {%- set workload = spark_clustering._resolve_workload(declared, relation) -%}
+        {%- if workload is none and declared is string -%}
+            {{ exceptions.raise_compiler_error("files_scanned_ratio: " ~ relation ~ " has cluster_workload: " ~ declared
+                ~ " and no scans of it were recorded yet (or the Spark extension is not loaded); pass the boxes, "
+                ~ "e.g. workload=[{'event_time': ['2024-01-01', '2024-01-31']}].") }}
+        {%- endif -%}
         {%- if workload is none -%}
             {%- set msg -%}
                 files_scanned_ratio: no `workload` given and {{ relation }} is not a model with a `cluster_workload` config (or meta key); pass the boxes, e.g. workload=[{'event_time': ['2024-01-01', '2024-01-31']}].
@@ -51,32 +57,10 @@
     {%- set row_conditions = [] -%}
     {%- set bound_checks = [] -%}
     {%- for box in boxes -%}
-        {%- set file_terms = [] -%}
-        {%- set row_terms = [] -%}
-        {%- for column_name, bounds in box.items() -%}
-            {%- set quoted = spark_clustering._quoted_columns([column_name]) -%}
-            {%- set data_type = column_types[column_name | lower] -%}
-            {%- for side, value in [('lo', bounds[0]), ('hi', bounds[1])] if value is not none -%}
-                {%- set typed = 'cast(' ~ spark_clustering._sql_literal(value, 'files_scanned_ratio')
-                    ~ ' as ' ~ data_type ~ ')' -%}
-                {%- do bound_checks.append({"box": box, "column": column_name, "value": value,
-                    "type": data_type, "sql": typed ~ ' is null'}) -%}
-                {%- if side == 'lo' -%}
-                    {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__max') ~ ' >= ' ~ typed) -%}
-                    {%- do row_terms.append(quoted ~ ' >= ' ~ typed) -%}
-                {%- else -%}
-                    {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__min') ~ ' <= ' ~ typed) -%}
-                    {%- do row_terms.append(quoted ~ ' <= ' ~ typed) -%}
-                {%- endif -%}
-            {%- endfor -%}
-            {%- if bounds[0] is none and bounds[1] is none -%}
-                {#- both ends open: any non-NULL value matches -#}
-                {%- do file_terms.append(spark_clustering._quoted_suffixed(column_name, '__min') ~ ' is not null') -%}
-                {%- do row_terms.append(quoted ~ ' is not null') -%}
-            {%- endif -%}
-        {%- endfor -%}
-        {%- do file_conditions.append(file_terms | join(' and ') if file_terms else 'true') -%}
-        {%- do row_conditions.append(row_terms | join(' and ') if row_terms else 'true') -%}
+        {%- set conditions = spark_clustering._box_conditions(box, column_types, 'files_scanned_ratio') -%}
+        {%- do file_conditions.append(conditions.file) -%}
+        {%- do row_conditions.append(conditions.row) -%}
+        {%- do bound_checks.extend(conditions.checks) -%}
     {%- endfor -%}
     {%- set sql -%}
 with file_stats as (

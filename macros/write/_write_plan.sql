@@ -35,8 +35,15 @@
         {#- One sampling pass, then the write (what an ORDER BY costs) when the files can be cut on
             the sampled keys: a BIGINT key and no partition columns. -#}
         {%- set presample = num_files > 1 and partition_by | length == 0
-                            and (backend == 'sql' or (cluster_names | length)
+                            and (backend == 'sql' or cfg.method == 'auto' or (cluster_names | length)
                                  * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
+        {%- set method = cfg.method -%}
+        {%- if method == 'auto' and not presample -%}
+            {#- the candidates are simulated as the sampled files of one unpartitioned write -#}
+            {{ log('spark_clustering: ' ~ (label or model.name) ~ ': cluster_method auto simulates layouts for an '
+                   ~ 'unpartitioned table of 2 or more files; writing the uniform hilbert layout', info=true) }}
+            {%- set method = 'hilbert' -%}
+        {%- endif -%}
         {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
         {%- if presample -%}
             {#- files within ~10 % of their share of the rows: ~1000 sampled keys per file (std ~3 %) -#}
@@ -54,8 +61,15 @@
                                                                    checksum=(cfg.validate == 'checksum')) -%}
             {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
         {%- endif -%}
-        {%- set layout = spark_clustering._key_layout(cluster_names, boundaries, backend) -%}
-        {%- set key_sql = spark_clustering.cluster_key(cfg.method, cluster_names, boundaries, backend) -%}
+        {%- if method == 'auto' -%}
+            {%- set choice = spark_clustering._choose_layout(sample, cluster_cols, boundaries, backend, num_files,
+                                                             cfg.workload, cfg.layout, label) -%}
+            {%- set layout = choice.layout -%}
+            {%- set key_sql = choice.key_sql -%}
+        {%- else -%}
+            {%- set layout = spark_clustering._key_layout(cluster_names, boundaries, backend) -%}
+            {%- set key_sql = spark_clustering.cluster_key(method, cluster_names, boundaries, backend) -%}
+        {%- endif -%}
         {%- if presample -%}
             {%- set file_routing = spark_clustering._file_routing(sample, key_sql, num_files, backend) -%}
             {%- do run_query('uncache table if exists ' ~ sample) -%}
@@ -65,7 +79,8 @@
 
     {%- set select_sql = spark_clustering.clustered_select(source_view, column_names, cluster_names, key_sql, num_files, partition_by,
                                                            file_routing if file_routing is defined else none) -%}
-    {%- set summary = cfg.method ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
+    {%- set choice = choice if choice is defined else none -%}
+    {%- set summary = (('auto: ' ~ choice.name) if choice is not none else cfg.method) ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
     {%- if layout is not none -%}
         {%- set per_col = [] -%}
         {%- for name in cluster_names -%}
@@ -79,6 +94,7 @@
         'partition_by': partition_by, 'row_count': row_count, 'num_files': num_files,
         'boundaries': boundaries, 'backend': backend, 'layout': layout, 'key_sql': key_sql,
         'select_sql': select_sql, 'source_check': source_check, 'source_view': source_view,
+        'layout_choice': choice,
     }) }}
 {% endmacro %}
 

@@ -39,6 +39,10 @@
             'spark_clustering.row_count': staged.row_count,
             'spark_clustering.num_files': plan.num_files,
             'spark_clustering.bytes_per_row': bytes_per_row,
+            'spark_clustering.layout': plan.layout_choice.spec if plan.layout_choice else '',
+            'spark_clustering.layout_name': plan.layout_choice.name if plan.layout_choice else '',
+            'spark_clustering.layout_simulated_ratio': plan.layout_choice.ratio if plan.layout_choice else '',
+            'spark_clustering.layout_seconds': plan.layout_choice.seconds if plan.layout_choice else '',
         }) }}
     {%- endcall %}
 {% endmacro %}

@@ -5,6 +5,8 @@
     parquet table before rebuilding it). -#}
 {% materialization clustered_table, adapter='spark' %}
     {%- set cfg = spark_clustering.clustering_config() -%}
+    {#- cluster_workload: observed -> the boxes Spark recorded from this table's scans -#}
+    {%- do cfg.update({'workload': spark_clustering._resolve_workload(cfg.workload, this)}) -%}
     {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema,
                                                   database=database, type='table') -%}
     {%- set staging = spark_clustering._sidecar_relation(target_relation, 'staging') -%}

@@ -13,6 +13,8 @@
     alias=var('case_alias', 'cluster_case'),
     location_root=var('case_location_root', none),
     cluster_file_stats=var('case_file_stats', none),
+    cluster_workload=var('case_workload', none),
+    recluster=var('case_recluster', none),
 ) }}
 
 select * from {{ var('case_source', 'case_source') }}

@@ -1,0 +1,176 @@
+"""`cluster_method: auto`: the layout simulated best for the model's `cluster_workload` is written,
+recorded, kept by recluster() and shown by the audit; files scanned are measured on the real files."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spark_clustering_dev.dbt import run_operation_json
+from spark_clustering_dev.layout import file_ranges, fingerprint, mean_files_scanned, skewed_boxes
+
+COLUMNS = ["t", "k", "v"]
+FILES = 16
+ROWS = 120_000
+ROW_SQL = """select id, cast(pmod(xxhash64(id, 1), 100000) as int) as t, cast(pmod(xxhash64(id, 2), 100000) as int) as k,
+    cast(pmod(xxhash64(id, 3), 100000) as int) as v, concat('p', id) as payload"""
+
+
+@pytest.fixture(scope="module")
+def s(spark, dbt_schema):
+    spark.sql(f"create database if not exists {dbt_schema}")
+    return dbt_schema
+
+
+@pytest.fixture(scope="module")
+def src(spark, s):
+    name = f"{s}.auto_src"
+    spark.sql(f"drop table if exists {name}")
+    spark.sql(f"create table {name} using parquet as {ROW_SQL} from range({ROWS})")
+    return name
+
+
+def declared(boxes):
+    """The boxes as `cluster_workload` takes them: {column: [lo, hi]}, integers."""
+    return [{c: [int(lo), int(hi)] for c, (lo, hi) in box.items()} for box in boxes]
+
+
+def build(dbt, source, alias, method, workload=None, expect_success=True, **extra):
+    """cluster_case on `source`; `extra`: more vars, e.g. case_cluster_by='auto'."""
+    vars_ = {"case_source": source, "case_alias": alias, "case_method": method, "case_cluster_by": COLUMNS,
+             "case_num_files": FILES, "case_workload": workload, **extra}
+    return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
+
+
+def scanned(spark, table, boxes):
+    return mean_files_scanned(file_ranges(spark, table, COLUMNS), boxes)
+
+
+def properties(spark, table):
+    return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+
+
+BOUNDS = {c: (0, 99_999) for c in COLUMNS}
+
+
+def test_a_skewed_workload_gets_a_layout_that_scans_fewer_files(spark, dbt, s, src):
+    # 70 % time ranges, 20 % key ranges, 10 % boxes on all three columns.
+    boxes = skewed_boxes(BOUNDS, "t", "k", count=40, seed=3)
+    build(dbt, src, "auto_uniform_h", "hilbert")
+    run = build(dbt, src, "auto_skewed", "auto", declared(boxes))
+    assert fingerprint(spark, f"{s}.auto_skewed") == fingerprint(spark, src)
+    props = properties(spark, f"{s}.auto_skewed")
+    assert props["spark_clustering.method"] == "auto"
+    assert props["spark_clustering.layout_name"] != "hilbert(t, k, v)", props
+    hilbert, auto = scanned(spark, f"{s}.auto_uniform_h", boxes), scanned(spark, f"{s}.auto_skewed", boxes)
+    # measured on the written files, not the simulation: at least 1.25x fewer files per query
+    assert auto <= 0.8 * hilbert, (props["spark_clustering.layout_name"], auto, hilbert)
+    assert len(file_ranges(spark, f"{s}.auto_skewed", COLUMNS)) == FILES
+    # the audit shows the chosen layout and the workload's ratio (of the real files)
+    dbt(["run", "--select", "spark_clustering_audit"],
+        vars={"case_source": src, "case_alias": "auto_skewed", "case_method": "auto", "case_cluster_by": COLUMNS,
+              "case_num_files": FILES, "case_workload": declared(boxes)})
+    row = spark.sql(f"""select clustering_method, clustering_layout, workload_mean_ratio
+                        from {s}.spark_clustering_audit where relation_name like '%auto_skewed'
+                        order by run_started_at desc limit 1""").first()
+    assert row[0] == "auto" and row[1] == props["spark_clustering.layout_name"], row
+    assert abs(row[2] - auto / FILES) < 0.02, (row, auto / FILES)
+
+
+def test_a_uniform_workload_stays_as_good_as_hilbert(spark, dbt, s, src):
+    boxes = [{c: (lo, hi) for c, (lo, hi) in b.items()} for b in skewed_boxes(BOUNDS, "t", "k", count=30, seed=5,
+                                                                           shares=(0.0, 0.0, 1.0))]
+    build(dbt, src, "auto_uniform_h", "hilbert")
+    build(dbt, src, "auto_uniform", "auto", declared(boxes))
+    hilbert, auto = scanned(spark, f"{s}.auto_uniform_h", boxes), scanned(spark, f"{s}.auto_uniform", boxes)
+    assert auto <= 1.05 * hilbert, (properties(spark, f"{s}.auto_uniform")["spark_clustering.layout_name"], auto, hilbert)
+
+
+def test_no_workload_writes_the_uniform_hilbert_layout(spark, dbt, s, src):
+    build(dbt, src, "auto_none", "auto")
+    assert properties(spark, f"{s}.auto_none")["spark_clustering.layout_name"] == "hilbert(t, k, v)"
+    assert fingerprint(spark, f"{s}.auto_none") == fingerprint(spark, src)
+
+
+def test_cluster_by_auto_takes_the_workload_columns_most_filtered_first(spark, dbt, s, src):
+    boxes = skewed_boxes(BOUNDS, "k", "v", count=20, seed=4, shares=(0.6, 0.3, 0.1))
+    build(dbt, src, "auto_columns", None, declared(boxes), case_cluster_by="auto")
+    props = properties(spark, f"{s}.auto_columns")
+    # k: 60 % + 10 % of the boxes, v: 30 % + 10 %, t: 10 %
+    assert json.loads(props["spark_clustering.cluster_by"]) == ["k", "v", "t"], props
+    assert props["spark_clustering.method"] == "auto"
+    assert fingerprint(spark, f"{s}.auto_columns") == fingerprint(spark, src)
+
+
+def test_recluster_keeps_the_recorded_layout(spark, dbt, s, src):
+    boxes = skewed_boxes(BOUNDS, "t", "k", count=40, seed=3)
+    vars_ = {"case_source": src, "case_alias": "auto_rc", "case_method": "auto", "case_cluster_by": COLUMNS,
+             "case_num_files": FILES, "case_workload": declared(boxes), "case_recluster": {"max_average_depth": 1.2}}
+    dbt(["run", "--select", "cluster_case"], vars=vars_)
+    before = properties(spark, f"{s}.auto_rc")
+    # an append in insertion order: its two files span every column
+    spark.sql(f"insert into {s}.auto_rc {ROW_SQL} from range({ROWS}, {ROWS + 40_000}, 1, 2)")
+    out = run_operation_json("recluster", {"relation": f"{s}.auto_rc", "final": True}, schema=s, vars=vars_)
+    assert out["decision"] == "reclustered", out
+    after = properties(spark, f"{s}.auto_rc")
+    assert json.loads(after["spark_clustering.layout"]) == json.loads(before["spark_clustering.layout"]), (before, after)
+    assert after["spark_clustering.layout_name"] == before["spark_clustering.layout_name"]
+    spark.sql(f"create or replace temporary view auto_all as {ROW_SQL} from range({ROWS + 40_000})")
+    assert fingerprint(spark, f"{s}.auto_rc", ["id", *COLUMNS, "payload"]) == fingerprint(spark, "auto_all")
+    # the rewritten rows follow the same layout: the share of files a query reads stays well below
+    # hilbert's on the first build's rows
+    def share(table):
+        return scanned(spark, table, boxes) / len(file_ranges(spark, table, COLUMNS))
+
+    assert share(f"{s}.auto_rc") <= 0.9 * share(f"{s}.auto_uniform_h"), (share(f"{s}.auto_rc"), after)
+
+
+@pytest.mark.parametrize("workload, expected", [
+    ([{"t": [1]}], "non-empty list of boxes"),
+    ("t", "non-empty list of boxes"),
+    ([{"t": ["abc", 5]}], "bound abc of column 't' does not cast to its type int"),
+    (None, "'auto' picks the columns the model's cluster_workload filters on"),
+])
+def test_a_bad_workload_is_a_config_error_naming_the_fix(spark, dbt, s, src, workload, expected):
+    extra = {"case_cluster_by": "auto"} if workload is None else {}
+    run = build(dbt, src, "auto_bad", "auto", workload, expect_success=False, **extra)
+    text = "\n".join(run.messages)
+    assert "model 'cluster_case'" in text and "cluster_workload" in text and expected in text, text
+
+
+def where(box):
+    return " and ".join(f"{c} between {int(lo)} and {int(hi)}" for c, (lo, hi) in box.items())
+
+
+def test_observed_queries_shape_the_next_build(spark, dbt, s, src):
+    table = f"{s}.auto_observed"
+    vars_ = {"case_source": src, "case_alias": "auto_observed", "case_method": "auto", "case_cluster_by": COLUMNS,
+             "case_num_files": FILES, "case_workload": "observed"}
+    spark.sql(f"drop table if exists {table}")
+    dbt(["run", "--select", "cluster_case"], vars=vars_)
+    assert properties(spark, table)["spark_clustering.layout_name"] == "hilbert(t, k, v)"  # nothing seen yet
+
+    boxes = skewed_boxes(BOUNDS, "t", "k", count=40, seed=3)
+    for box in boxes:
+        spark.sql(f"select count(*) from {table} where {where(box)} and payload is not null").collect()
+    # off switch: a scan planned with recording off leaves no trace
+    spark.conf.set("spark.sparkclustering.workload.record", "false")
+    try:
+        spark.sql(f"select count(*) from {table} where v between 1 and 2").collect()
+    finally:
+        spark.conf.unset("spark.sparkclustering.workload.record")
+    seen = spark.sql(f"select box, queries from observed_workload('{table}')").collect()
+    recorded = sorted(json.dumps(json.loads(r[0]), sort_keys=True) for r in seen)
+    # exactly the clustering columns' literal ranges of each query (payload is not a clustering column)
+    assert recorded == sorted({json.dumps(b, sort_keys=True) for b in declared(boxes)}), recorded
+    assert len({r[1] for r in seen}) == 1, seen  # every query counted alike
+
+    dbt(["run", "--select", "cluster_case"], vars=vars_)
+    props = properties(spark, table)
+    assert props["spark_clustering.layout_name"] != "hilbert(t, k, v)", props
+    assert fingerprint(spark, table) == fingerprint(spark, src)
+    build(dbt, src, "auto_observed_h", "hilbert")
+    hilbert, auto = scanned(spark, f"{s}.auto_observed_h", boxes), scanned(spark, table, boxes)
+    assert auto <= 0.8 * hilbert, (props["spark_clustering.layout_name"], auto, hilbert)
+    # the rebuild swapped the table: its history is kept by name
+    assert spark.sql(f"select count(*) from observed_workload('{table}')").first()[0] == len(recorded)

@@ -1,0 +1,116 @@
+{#- `cluster_method: auto`: every candidate layout (_layout_candidates) is simulated on the rows of
+    the sampling pass, in one query: each candidate's key orders the sampled rows, ntile cuts them
+    into the files the write would make, and each workload box counts the simulated files whose
+    min/max it intersects. The layout with the fewest files scanned is written; the uniform Hilbert
+    curve stays unless another is at least 3 % better (the sample's min/max only estimate the
+    files'). Without a workload on the clustering columns, the uniform Hilbert curve is written. -#}
+
+{#- Returns {spec, name, key_sql, layout, ratio, hilbert_ratio, candidates: [{name, ratio}], seconds
+    (the evaluation's wall time), reason}.
+    `sample`: the cached view of the sampled clustering columns; `cluster_cols`: describe_columns
+    entries of the clustering columns; `recorded`: a spec to reuse as it is (recluster). -#}
+{% macro _choose_layout(sample, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none) %}
+    {%- set names = cluster_cols | map(attribute='name') | list -%}
+    {%- set key_layout = spark_clustering._key_layout(names, boundaries, backend) -%}
+    {#- every candidate key must be a BIGINT: a curve over all columns within 63 bits -#}
+    {%- set bits = [key_layout.bits, 63 // (names | length)] | min -%}
+    {%- set layout = {'bits': bits, 'max_value': 2 ** bits - 1} -%}
+    {%- set ids = {} -%}
+    {%- for col in names -%}
+        {%- do ids.update({col: spark_clustering._column_ids([col], boundaries, layout, backend)[0]}) -%}
+    {%- endfor -%}
+    {%- set uniform = {'curve': 'hilbert', 'columns': names} -%}
+
+    {%- set types = {} -%}
+    {%- for col in cluster_cols -%}{%- do types.update({col.name | lower: col.type}) -%}{%- endfor -%}
+    {%- set boxes = ([workload] if workload is mapping else workload | list) if workload else [] -%}
+    {%- set box_columns = [] -%}
+    {%- for box in boxes -%}{%- for col in box -%}{%- do box_columns.append(col | lower) -%}{%- endfor -%}{%- endfor -%}
+    {%- set filtered = [] -%}
+    {%- for col in names if col | lower in box_columns -%}{%- do filtered.append(col) -%}{%- endfor -%}
+
+    {%- if recorded is not none or not filtered -%}
+        {%- set spec = recorded if recorded is not none else uniform -%}
+        {{ return({'spec': spec, 'name': spark_clustering._layout_name(spec), 'layout': layout,
+                   'key_sql': spark_clustering._layout_key(spec, ids, layout, backend), 'ratio': none,
+                   'hilbert_ratio': none, 'candidates': [], 'seconds': 0,
+                   'reason': 'the layout recorded on the table' if recorded is not none
+                             else 'no cluster_workload box filters on the clustering columns: uniform Hilbert'}) }}
+    {%- endif -%}
+
+    {%- set started = modules.datetime.datetime.now() -%}
+    {%- set specs = spark_clustering._layout_candidates(names, filtered, num_files, bits) -%}
+    {%- set conditions = [] -%}
+    {%- set checks = [] -%}
+    {%- for box in boxes -%}
+        {%- set c = spark_clustering._box_conditions(box, types, 'cluster_workload', only=types.keys() | list) -%}
+        {%- do conditions.append('case when ' ~ c.file ~ ' then 1 else 0 end') -%}
+        {%- do checks.extend(c.checks) -%}
+    {%- endfor -%}
+    {%- if checks -%}
+        {#- try_cast: under ANSI mode a cast of a bad literal fails the query instead of giving NULL -#}
+        {%- set tests = [] -%}
+        {%- for check in checks -%}{%- do tests.append('try_' ~ check.sql) -%}{%- endfor -%}
+        {%- set bad = run_query('select ' ~ tests | join(', ')).rows[0] -%}
+        {%- for i in range(checks | length) if bad[i] -%}
+            {%- set check = checks[i] -%}
+            {{ spark_clustering._config_error('cluster_workload', check.box,
+                "bound " ~ check.value ~ " of column '" ~ check.column ~ "' does not cast to its type " ~ check.type
+                ~ "; write it as a valid " ~ check.type ~ " literal") }}
+        {%- endfor -%}
+    {%- endif -%}
+
+    {%- set quoted = spark_clustering._quoted_columns(names) -%}
+    {%- set id_columns = {} -%}
+    {%- set id_selects = [] -%}
+    {%- for col in names -%}
+        {%- do id_columns.update({col: '__sc_id_' ~ loop.index0}) -%}
+        {%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}
+    {%- endfor -%}
+    {%- set keys = [] -%}
+    {%- for spec in specs -%}{%- do keys.append(spark_clustering._layout_key(spec, id_columns, layout, backend)) -%}{%- endfor -%}
+    {%- set stats = [] -%}
+    {%- for col in names -%}
+        {%- do stats.append('min(' ~ spark_clustering._quoted_columns([col]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col, '__min')) -%}
+        {%- do stats.append('max(' ~ spark_clustering._quoted_columns([col]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col, '__max')) -%}
+    {%- endfor -%}
+    {%- set sql -%}
+        select __sc_candidate, sum({{ conditions | join(' + ') }}) as __sc_scanned
+        from (
+            select __sc_candidate, {{ stats | join(', ') }}
+            from (
+                select __sc_candidate, {{ quoted }},
+                    ntile({{ num_files }}) over (partition by __sc_candidate order by __sc_key) as __sc_file
+                from (select {{ quoted }}, {{ id_selects | join(', ') }} from {{ sample }}) as __sc_ids
+                lateral view posexplode(array({{ keys | join(', ') }})) __sc_candidates as __sc_candidate, __sc_key
+            ) as __sc_keyed
+            group by __sc_candidate, __sc_file
+        ) as __sc_files
+        group by __sc_candidate
+    {%- endset -%}
+    {%- set scanned = {} -%}
+    {%- for row in run_query(sql).rows -%}{%- do scanned.update({row[0] | int: row[1] | int}) -%}{%- endfor -%}
+
+    {%- set scored = [] -%}
+    {%- for spec in specs -%}
+        {%- do scored.append({'spec': spec, 'name': spark_clustering._layout_name(spec),
+                              'ratio': (scanned.get(loop.index0, 0) / (num_files * (boxes | length))) | round(4)}) -%}
+    {%- endfor -%}
+    {%- set seconds = ((modules.datetime.datetime.now() - started).total_seconds()) | round(2) -%}
+    {%- set hilbert_ratio = scored[0].ratio -%}
+    {%- set best = (scored | sort(attribute='ratio'))[0] -%}
+    {%- set chosen = best if best.ratio < 0.97 * hilbert_ratio else scored[0] -%}
+    {%- set ranked = [] -%}
+    {%- for c in scored | sort(attribute='ratio') -%}{%- do ranked.append(c.name ~ ' ' ~ c.ratio) -%}{%- endfor -%}
+    {{ log('spark_clustering: ' ~ (label or model.name) ~ ': cluster_method auto chose ' ~ chosen.name
+           ~ ' (simulated files scanned / all ' ~ chosen.ratio ~ ', uniform hilbert ' ~ hilbert_ratio ~ ', '
+           ~ specs | length ~ ' candidates, ' ~ boxes | length ~ ' workload boxes, ' ~ seconds ~ ' s); best: ' ~ ranked[:5] | join(', '),
+           info=true) }}
+    {{ log('spark_clustering: ' ~ (label or model.name) ~ ': all candidates: ' ~ ranked | join(', ')) }}
+    {%- set candidates = [] -%}
+    {%- for c in scored -%}{%- do candidates.append({'name': c.name, 'ratio': c.ratio}) -%}{%- endfor -%}
+    {{ return({'spec': chosen.spec, 'name': chosen.name, 'layout': layout,
+               'key_sql': spark_clustering._layout_key(chosen.spec, ids, layout, backend),
+               'ratio': chosen.ratio, 'hilbert_ratio': hilbert_ratio, 'candidates': candidates,
+               'seconds': seconds, 'reason': 'simulated on the sample'}) }}
+{% endmacro %}
