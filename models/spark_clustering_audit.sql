@@ -2,7 +2,8 @@
     every run, so drift between rebuilds and reclusters is visible. Run it after the models it
     measures (`dbt run -s spark_clustering_audit`, or last in a job); switch it off with
     `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config or meta key (a
-    list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio. A table that cannot be
+    list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio; `clustering_layout` is the
+    layout `cluster_method: auto` chose (null for the fixed methods). A table that cannot be
     measured (a clustering column it lacks, a view, a bad workload) gets one row with `error` set and
     a log line; the other tables are still measured. -#}
 {{ config(
@@ -21,15 +22,19 @@
         {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
         {%- if relation is not none -%}
             {%- set workload = node.config.get('cluster_workload') or (node.config.get('meta') or {}).get('cluster_workload') -%}
+            {#- cluster_workload: observed -> the boxes Spark recorded (none yet: no workload ratio) -#}
+            {%- set workload = spark_clustering._resolve_workload(workload, relation) -%}
             {#- one broken table (a renamed column, a view, a bad workload) is reported in its own row
                 and the log; the others are still measured -#}
-            {%- set info = spark_clustering.clustering_information(relation, node.config.get('cluster_by'), workload, raise_errors=false) -%}
+            {#- cluster_by 'auto': clustering_information reads the columns the build recorded -#}
+            {%- set columns = none if node.config.get('cluster_by') == 'auto' else node.config.get('cluster_by') -%}
+            {%- set info = spark_clustering.clustering_information(relation, columns, workload, raise_errors=false) -%}
             {%- set method = info.get('method') or node.config.get('materialized') -%}
             {%- if 'error' in info -%}
                 {{ log('spark_clustering_audit: ' ~ node.unique_id ~ ' not measured: ' ~ info['error'], info=true) }}
                 {%- do rows.append([
                     invocation_id, run_started_at.isoformat(), node.unique_id, relation | string, method,
-                    none, none, none, none, none, none, none, none, none, none, none, info['error'],
+                    none, none, none, none, none, none, none, none, none, none, none, info['error'], none,
                 ]) -%}
             {%- endif -%}
             {%- for column_name, m in info.get('columns', {}).items() -%}
@@ -39,7 +44,7 @@
                     m['total_file_count'], m['constant_file_count'], m['null_only_file_count'],
                     m['average_overlaps'], m['average_depth'], m['p95_depth'], m['p99_depth'],
                     tojson(m['depth_histogram']), info['box']['average_overlaps'],
-                    info['workload']['mean_ratio'] if workload else none, none,
+                    info['workload']['mean_ratio'] if workload else none, none, info.get('layout'),
                 ]) -%}
             {%- endfor -%}
         {%- endif -%}
@@ -51,4 +56,5 @@
     ['clustering_method', 'string'], ['column_name', 'string'], ['total_file_count', 'bigint'],
     ['constant_file_count', 'bigint'], ['null_only_file_count', 'bigint'], ['average_overlaps', 'double'],
     ['average_depth', 'double'], ['p95_depth', 'double'], ['p99_depth', 'double'], ['depth_histogram', 'string'],
-    ['box_average_overlaps', 'double'], ['workload_mean_ratio', 'double'], ['error', 'string']]) }}
+    ['box_average_overlaps', 'double'], ['workload_mean_ratio', 'double'], ['error', 'string'],
+    ['clustering_layout', 'string']]) }}

@@ -43,8 +43,9 @@
     {%- set file_ranges = spark_clustering._file_ranges_from_stats(stats, column_list | length) -%}
     {%- set metrics = spark_clustering._clustering_metrics(file_ranges, column_list) -%}
     {#- how the table was last clustered (none for a table the package did not write) -#}
-    {%- set result = {"relation": relation | string,
-                      "method": spark_clustering._table_properties(relation).get('spark_clustering.method')} -%}
+    {%- set properties = spark_clustering._table_properties(relation) -%}
+    {%- set result = {"relation": relation | string, "method": properties.get('spark_clustering.method'),
+                      "layout": properties.get('spark_clustering.layout_name') or none} -%}
     {%- do result.update(metrics) -%}
     {%- if workload is not none -%}
         {%- do result.update({"workload": workload_result}) -%}

@@ -93,11 +93,21 @@
     {%- set k = cfg.cluster_by | length -%}
     {%- set files = spark_clustering._files_for_target(rows, cfg) -%}
     {%- set result = {} -%}
-    {%- for name in cfg.cluster_by -%}
+    {#- an `auto` layout is gated on the columns its workload filters on, at the depth its layout has fresh -#}
+    {%- set gated = [] -%}
+    {%- for box in (cfg.workload or []) if cfg.method == 'auto' -%}
+        {%- for name in cfg.cluster_by if name | lower in box.keys() | map('lower') | list and name not in gated -%}
+            {%- do gated.append(name) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- for name in cfg.cluster_by if not gated or name in gated -%}
         {%- if settings.max_average_depth != 'auto' -%}
             {%- set t = settings.max_average_depth -%}
             {%- set m = settings.max_depth or ([2 * t, 32] | min) -%}
             {%- do result.update({name: [t, [m, t] | max]}) -%}
+        {%- elif cfg.method == 'auto' and cfg.layout -%}
+            {%- set t = [2, 1.5 * spark_clustering._fresh_depth(cfg.layout, name, files)] | max | round(2) -%}
+            {%- do result.update({name: [t, settings.max_depth or 2 * t]}) -%}
         {%- elif cfg.method != 'linear' or loop.first -%}
             {%- set fresh = 1 if cfg.method == 'linear' else [files, 1.4 * files ** (1 - 1 / k)] | min -%}
             {%- set t = [2, 1.5 * fresh] | max | round(2) -%}
@@ -105,6 +115,23 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(result) }}
+{% endmacro %}
+
+
+{#- The depth `column` has in a fresh write of `layout` (a spec) into `files` files, by the rule above:
+    a curve over k columns ~1.4 F^(1-1/k) on each of them, F on a column it leaves out; slabs(lead,
+    m) F/m + 1 on the lead and m x the curve's depth within a slab of F/m files on the others. -#}
+{% macro _fresh_depth(layout, column, files) %}
+    {%- set curve_columns = layout['columns'] | map('lower') | list -%}
+    {%- set per = files / layout['slabs'] if layout['curve'] == 'slabs' else files -%}
+    {%- if layout['curve'] == 'slabs' and column | lower == layout['lead'] | lower -%}
+        {{ return([files, per + 1] | min) }}
+    {%- elif column | lower not in curve_columns -%}
+        {{ return(files) }}
+    {%- endif -%}
+    {%- set k = curve_columns | length -%}
+    {%- set within = [per, 1.4 * per ** (1 - 1 / k)] | min if k > 1 else 1 -%}
+    {{ return([files, within * (layout['slabs'] if layout['curve'] == 'slabs' else 1)] | min) }}
 {% endmacro %}
 
 

@@ -50,6 +50,8 @@
     {#- the selected files' rows are known exactly from their stats: no count(*) scan -#}
     {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
                                                          row_count=selection.rows) -%}
+    {#- an `auto` table's first recluster chooses its layout; every later rewrite keeps it -#}
+    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_plan') }}
 
     {%- set staging_location = settings.detail.location ~ '/_sc_recluster_' ~ run_id -%}

@@ -21,10 +21,15 @@
     {%- set ns = namespace(origin='config') -%}
     {%- for key in ['cluster_by', 'cluster_method', 'cluster_ranges', 'cluster_target_file_rows',
                     'cluster_target_file_bytes', 'cluster_num_files', 'cluster_sample_rows_per_range',
-                    'cluster_validate', 'recluster', 'skip_recluster'] -%}
+                    'cluster_validate', 'cluster_workload', 'recluster', 'skip_recluster'] -%}
         {%- set value = spark_clustering._model_config_of(relation, key) -%}
         {%- if value is not none -%}{%- do source.update({key: value}) -%}{%- endif -%}
     {%- endfor -%}
+    {#- cluster_by 'auto': the columns the build chose (the workload may have changed since) -#}
+    {%- if source.get('cluster_by') == 'auto' and detail.properties.get('spark_clustering.cluster_by') -%}
+        {%- do source.update({'cluster_by': spark_clustering._list_property(detail.properties['spark_clustering.cluster_by']),
+                              'cluster_method': source.get('cluster_method') or 'auto'}) -%}
+    {%- endif -%}
     {%- if source.get('cluster_by') is none and detail.properties.get('spark_clustering.cluster_by') -%}
         {%- do source.update({'cluster_by': spark_clustering._list_property(detail.properties['spark_clustering.cluster_by'])}) -%}
         {%- set ns.origin = 'property' -%}
@@ -49,6 +54,11 @@
     {%- endif -%}
     {%- do source.update({'file_format': detail.provider, 'partition_by': detail.partition_by}) -%}
     {%- set cfg = spark_clustering.clustering_config(source, subject) -%}
+    {#- an `auto` table keeps the layout its build chose (the workload is simulated on full builds) -#}
+    {%- do cfg.update({'workload': spark_clustering._resolve_workload(cfg.workload, relation)}) -%}
+    {%- if cfg.method == 'auto' -%}
+        {%- do cfg.update({'layout': spark_clustering._recorded_layout(detail.properties.get('spark_clustering.layout'), cfg.cluster_by)}) -%}
+    {%- endif -%}
 
     {#- Every clustering column must be one of the table's before anything is read or written: an
         incremental model whose column was renamed keeps the old column in its table. -#}

@@ -119,6 +119,8 @@
             {{ spark_clustering._set_tblproperties_sql(relation, {
                 'spark_clustering.cluster_by': settings.cfg.cluster_by,
                 'spark_clustering.method': settings.cfg.method,
+                'spark_clustering.layout': settings.cfg.layout or '',
+                'spark_clustering.layout_name': spark_clustering._layout_name(settings.cfg.layout) if settings.cfg.layout else '',
                 'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
         {%- endcall %}
         {#- the rewritten files' statistics for data skipping (only files the sidecar lacks are read) -#}
