@@ -1,6 +1,7 @@
 """A real Spark Thrift Server (separate JVM, TCP on loopback) builds a model through `method: thrift`."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -84,6 +85,44 @@ def test_queries_skip_files_over_thrift(thrift_server):
     meeting = sum(1 for lo, hi in ranges if lo < 1500 and hi >= 1000)
     assert len(ranges) == 8 and meeting < 8
     assert skipping_summary(plan) == {"kept": meeting, "total": 8, "sidecar": 0, "footers": 8, "unknown": 0}, plan
+
+
+def test_observed_workload_over_thrift(thrift_server):
+    """Queries sent over Thrift are recorded by the server's planner rule, and a dbt build over
+    Thrift with cluster_workload: observed lays the table out for them."""
+    from pyhive import hive
+
+    env = _env(thrift_server)
+    conn = hive.connect(host=thrift_server.host, port=thrift_server.port, username="dbt")
+    try:
+        cur = conn.cursor()
+        cur.execute(f"create schema if not exists {SCHEMA}")
+        cur.execute(f"drop table if exists {SCHEMA}.observed_src")
+        cur.execute(f"create table {SCHEMA}.observed_src using parquet as "
+                    "select id, cast(pmod(xxhash64(id), 1000) as int) as v from range(0, 8000)")
+        vars_ = {"case_source": f"{SCHEMA}.observed_src", "case_alias": "observed_auto", "case_method": "auto",
+                 "case_cluster_by": ["id", "v"], "case_num_files": 8, "case_workload": "observed"}
+        run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        cur.execute(f"show tblproperties {SCHEMA}.observed_auto ('spark_clustering.layout_name')")
+        assert cur.fetchall()[0][1] == "hilbert(id, v)"  # nothing observed yet
+        ranges = [(lo, lo + 799) for lo in range(0, 7200, 700)]
+        for lo, hi in ranges:
+            cur.execute(f"select count(*) from {SCHEMA}.observed_auto where id between {lo} and {hi}")
+            assert cur.fetchall() == [(800,)]
+        cur.execute(f"select box, queries from observed_workload('{SCHEMA}.observed_auto')")
+        seen = sorted(cur.fetchall())
+        assert sorted(json.loads(b)["id"] for b, _ in seen) == sorted([lo, hi] for lo, hi in ranges), seen
+        run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        cur.execute(f"show tblproperties {SCHEMA}.observed_auto ('spark_clustering.layout_name')")
+        layout = cur.fetchall()[0][1]
+        cur.execute(f"select min(id), max(id) from {SCHEMA}.observed_auto group by input_file_name()")
+        files = cur.fetchall()
+    finally:
+        conn.close()
+    # the queries' id ranges each meet at most 3 of the 8 files (a uniform 2-column curve: ~5)
+    assert layout != "hilbert(id, v)", layout
+    per_query = [sum(1 for a, b in files if a <= hi and b >= lo) for lo, hi in ranges]
+    assert len(files) == 8 and max(per_query) <= 3, (layout, files, per_query)
 
 
 def test_server_process_is_gone_after_stop(thrift_server):
