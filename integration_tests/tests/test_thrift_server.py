@@ -1,6 +1,7 @@
 """A real Spark Thrift Server (separate JVM, TCP on loopback) builds a model through `method: thrift`."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -34,41 +35,47 @@ def _env(server: ThriftServer) -> dict[str, str]:
     return {"SPARK_CLUSTERING_THRIFT_HOST": server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(server.port)}
 
 
+@contextlib.contextmanager
+def _cursor(server: ThriftServer):
+    """A cursor on its own TCP connection to the server (not through dbt)."""
+    from pyhive import hive
+
+    conn = hive.connect(host=server.host, port=server.port, username="dbt")
+    try:
+        yield conn.cursor()
+    finally:
+        conn.close()
+
+
+def _new_table(cur, name: str, select: str) -> str:
+    cur.execute(f"create schema if not exists {SCHEMA}")
+    cur.execute(f"drop table if exists {SCHEMA}.{name}")
+    cur.execute(f"create table {SCHEMA}.{name} using parquet as {select}")
+    return f"{SCHEMA}.{name}"
+
+
 def test_server_listens_on_loopback_tcp(thrift_server):
     with socket.create_connection((thrift_server.host, thrift_server.port), timeout=5) as conn:
         assert conn.getpeername() == ("127.0.0.1", thrift_server.port)
 
 
 def test_thrift_target_builds_and_reads_back(thrift_server):
-    from pyhive import hive
-
     run = run_dbt(["run", "--select", "smoke_numbers"], target="thrift", schema=SCHEMA, env=_env(thrift_server))
     assert run.node_results()["smoke_numbers"].status == "success"
     # Read back over a separate TCP connection, not through dbt.
-    conn = hive.connect(host=thrift_server.host, port=thrift_server.port, username="dbt")
-    try:
-        cur = conn.cursor()
+    with _cursor(thrift_server) as cur:
         cur.execute(f"select count(*), sum(id), count(distinct id_mod_7) from {SCHEMA}.smoke_numbers")
         assert cur.fetchall() == [(100, sum(range(100)), 7)]
         # The native UDF jar was loaded into the server through --jars + spark.sql.extensions.
         cur.execute("show functions like 'hilbert_key'")
         assert [r[0] for r in cur.fetchall()] == ["hilbert_key"]
-    finally:
-        conn.close()
 
 
 def test_queries_skip_files_over_thrift(thrift_server):
     """The server's planner prunes files by footer min/max: 8 files, each one id range; a query
     plans exactly the files whose id range meets it and answers as with skipping off."""
-    from pyhive import hive
-
-    conn = hive.connect(host=thrift_server.host, port=thrift_server.port, username="dbt")
-    try:
-        cur = conn.cursor()
-        cur.execute(f"create schema if not exists {SCHEMA}")
-        cur.execute(f"drop table if exists {SCHEMA}.skipping")
-        cur.execute(f"create table {SCHEMA}.skipping using parquet as "
-                    "select /*+ REPARTITION_BY_RANGE(8, id) */ id, id * 3 as v from range(0, 8000)")
+    with _cursor(thrift_server) as cur:
+        _new_table(cur, "skipping", "select /*+ REPARTITION_BY_RANGE(8, id) */ id, id * 3 as v from range(0, 8000)")
         query = f"select count(*), sum(v) from {SCHEMA}.skipping where id >= 1000 and id < 1500"
         cur.execute(f"explain {query}")
         plan = "\n".join(r[0] for r in cur.fetchall())
@@ -79,8 +86,6 @@ def test_queries_skip_files_over_thrift(thrift_server):
         off = cur.fetchall()
         cur.execute(f"select min(id), max(id) from {SCHEMA}.skipping group by input_file_name()")
         ranges = cur.fetchall()
-    finally:
-        conn.close()
     assert on == off == [(500, 3 * sum(range(1000, 1500)))]
     meeting = sum(1 for lo, hi in ranges if lo < 1500 and hi >= 1000)
     assert len(ranges) == 8 and meeting < 8
@@ -90,17 +95,10 @@ def test_queries_skip_files_over_thrift(thrift_server):
 def test_observed_workload_over_thrift(thrift_server):
     """Queries sent over Thrift are recorded by the server's planner rule, and a dbt build over
     Thrift with cluster_workload: observed lays the table out for them."""
-    from pyhive import hive
-
     env = _env(thrift_server)
-    conn = hive.connect(host=thrift_server.host, port=thrift_server.port, username="dbt")
-    try:
-        cur = conn.cursor()
-        cur.execute(f"create schema if not exists {SCHEMA}")
-        cur.execute(f"drop table if exists {SCHEMA}.observed_src")
-        cur.execute(f"create table {SCHEMA}.observed_src using parquet as "
-                    "select id, cast(pmod(xxhash64(id), 1000) as int) as v from range(0, 8000)")
-        vars_ = {"case_source": f"{SCHEMA}.observed_src", "case_alias": "observed_auto", "case_method": "auto",
+    with _cursor(thrift_server) as cur:
+        source = _new_table(cur, "observed_src", "select id, cast(pmod(xxhash64(id), 1000) as int) as v from range(0, 8000)")
+        vars_ = {"case_source": source, "case_alias": "observed_auto", "case_method": "auto",
                  "case_cluster_by": ["id", "v"], "case_num_files": 8, "case_workload": "observed"}
         run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
         cur.execute(f"show tblproperties {SCHEMA}.observed_auto ('spark_clustering.layout_name')")
@@ -113,12 +111,12 @@ def test_observed_workload_over_thrift(thrift_server):
         seen = sorted(cur.fetchall())
         assert sorted(json.loads(b)["id"] for b, _ in seen) == sorted([lo, hi] for lo, hi in ranges), seen
         run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        # this session listed the table's files before the rebuild swapped them (docs/concurrency.md)
+        cur.execute(f"refresh table {SCHEMA}.observed_auto")
         cur.execute(f"show tblproperties {SCHEMA}.observed_auto ('spark_clustering.layout_name')")
         layout = cur.fetchall()[0][1]
         cur.execute(f"select min(id), max(id) from {SCHEMA}.observed_auto group by input_file_name()")
         files = cur.fetchall()
-    finally:
-        conn.close()
     # the queries' id ranges each meet at most 3 of the 8 files (a uniform 2-column curve: ~5)
     assert layout != "hilbert(id, v)", layout
     per_query = [sum(1 for a, b in files if a <= hi and b >= lo) for lo, hi in ranges]
