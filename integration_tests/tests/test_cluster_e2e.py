@@ -200,6 +200,10 @@ def test_queries_skip_files_on_the_cluster(request, stack, built):
     assert on == off and on[0][0] > 0, (on, off)
     assert kept["kept"] < kept["total"] and kept["sidecar"] == kept["total"], plan_on
     assert "DataSkipping: kept" not in plan_off, plan_off
+    # the driver's planner rule recorded the queries' box for cluster_workload: observed (with
+    # skipping off too; an EXPLAIN is planned, so it counts as well)
+    seen = {b: q for b, q in stack.query(f"select box, queries from observed_workload('{table}')")}
+    assert seen.get('{"mission_id":[10,17]}', 0) >= 2, seen
 
 
 def test_keys_were_computed_on_both_workers_executors(request, stack, built):
