@@ -23,11 +23,9 @@
 
     {%- set types = {} -%}
     {%- for col in cluster_cols -%}{%- do types.update({col.name | lower: col.type}) -%}{%- endfor -%}
-    {%- set boxes = ([workload] if workload is mapping else workload | list) if workload else [] -%}
-    {%- set box_columns = [] -%}
-    {%- for box in boxes -%}{%- for col in box -%}{%- do box_columns.append(col | lower) -%}{%- endfor -%}{%- endfor -%}
-    {%- set filtered = [] -%}
-    {%- for col in names if col | lower in box_columns -%}{%- do filtered.append(col) -%}{%- endfor -%}
+    {#- clustering_config and _resolve_workload give a list of boxes (or none) -#}
+    {%- set boxes = workload or [] -%}
+    {%- set filtered = spark_clustering._workload_columns(boxes, names) -%}
 
     {%- if recorded is not none or not filtered -%}
         {%- set spec = recorded if recorded is not none else uniform -%}

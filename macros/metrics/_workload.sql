@@ -81,3 +81,14 @@
     {%- endfor -%}
     {{ return(boxes if boxes else none) }}
 {% endmacro %}
+
+
+{#- The columns of `columns` that some box of `workload` (a list of boxes, or none) filters on, in
+    `columns` order (names match case-insensitively). -#}
+{% macro _workload_columns(workload, columns) %}
+    {%- set box_columns = [] -%}
+    {%- for box in workload or [] -%}{%- for col in box -%}{%- do box_columns.append(col | lower) -%}{%- endfor -%}{%- endfor -%}
+    {%- set found = [] -%}
+    {%- for col in columns if col | lower in box_columns -%}{%- do found.append(col) -%}{%- endfor -%}
+    {{ return(found) }}
+{% endmacro %}

@@ -94,12 +94,7 @@
     {%- set files = spark_clustering._files_for_target(rows, cfg) -%}
     {%- set result = {} -%}
     {#- an `auto` layout is gated on the columns its workload filters on, at the depth its layout has fresh -#}
-    {%- set gated = [] -%}
-    {%- for box in (cfg.workload or []) if cfg.method == 'auto' -%}
-        {%- for name in cfg.cluster_by if name | lower in box.keys() | map('lower') | list and name not in gated -%}
-            {%- do gated.append(name) -%}
-        {%- endfor -%}
-    {%- endfor -%}
+    {%- set gated = spark_clustering._workload_columns(cfg.workload, cfg.cluster_by) if cfg.method == 'auto' else [] -%}
     {%- for name in cfg.cluster_by if not gated or name in gated -%}
         {%- if settings.max_average_depth != 'auto' -%}
             {%- set t = settings.max_average_depth -%}
@@ -109,7 +104,7 @@
             {%- set t = [2, 1.5 * spark_clustering._fresh_depth(cfg.layout, name, files)] | max | round(2) -%}
             {%- do result.update({name: [t, settings.max_depth or 2 * t]}) -%}
         {%- elif cfg.method != 'linear' or loop.first -%}
-            {%- set fresh = 1 if cfg.method == 'linear' else [files, 1.4 * files ** (1 - 1 / k)] | min -%}
+            {%- set fresh = 1 if cfg.method == 'linear' else spark_clustering._curve_depth(files, k) -%}
             {%- set t = [2, 1.5 * fresh] | max | round(2) -%}
             {%- do result.update({name: [t, settings.max_depth or 2 * t]}) -%}
         {%- endif -%}
@@ -130,8 +125,14 @@
         {{ return(files) }}
     {%- endif -%}
     {%- set k = curve_columns | length -%}
-    {%- set within = [per, 1.4 * per ** (1 - 1 / k)] | min if k > 1 else 1 -%}
+    {%- set within = spark_clustering._curve_depth(per, k) if k > 1 else 1 -%}
     {{ return([files, within * (layout['slabs'] if layout['curve'] == 'slabs' else 1)] | min) }}
+{% endmacro %}
+
+
+{#- Depth of a fresh curve over k columns cut into `files` files, on each of its columns (see above). -#}
+{% macro _curve_depth(files, k) %}
+    {{ return([files, 1.4 * files ** (1 - 1 / k)] | min) }}
 {% endmacro %}
 
 
