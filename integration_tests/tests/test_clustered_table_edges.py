@@ -104,6 +104,32 @@ def test_all_types_and_all_null_and_constant_columns(spark, dbt, s):
     assert len(file_ranges(spark, f"{s}.typed_h", ["d"])) == 6
 
 
+def test_integer_boundaries_at_the_limits_of_their_types(spark, dbt, s):
+    # Integer boundaries are typed literals (-128Y, -32768S, -2147483648, -9223372036854775808L).
+    # A tenth of the rows sit at each type's minimum and a tenth at its maximum, so those values
+    # are boundaries. The four columns rise together with id, so each column's range id rises
+    # with id and the zorder key over their ids does too: each file must hold one id interval, and
+    # its values of every column must come after the previous file's. A literal read as another
+    # value moves its column's ids against the others' and breaks that order.
+    n = 6000
+    limits = {"t8": ("tinyint", -128, 127), "t16": ("smallint", -32768, 32767),
+              "t32": ("int", -2147483648, 2147483647), "t64": ("bigint", -9223372036854775808, 9223372036854775807)}
+    cols = ", ".join(
+        f"case when id < {n // 10} then cast({lo} as {t}) when id >= {n - n // 10} then cast({hi} as {t}) "
+        f"else cast(cast({lo} as decimal(20, 0)) + 1 + (id - {n // 10}) * "
+        f"floor((cast({hi} as decimal(20, 0)) - {lo} - 2) / {n - n // 5}) as {t}) end as {c}"
+        for c, (t, lo, hi) in limits.items())
+    src = make_table(spark, f"{s}.int_limits", f"select id, {cols} from range({n})")
+    build(dbt, src, "int_limits_z", num_files=6, cluster_by=list(limits), method="zorder")
+    assert_same_rows(spark, src, f"{s}.int_limits_z")
+    ranges = sorted(file_ranges(spark, f"{s}.int_limits_z", ["id", *limits]), key=lambda f: f["id__lo"])
+    assert len(ranges) == 6
+    for before, after in zip(ranges, ranges[1:]):
+        for c in ["id", *limits]:
+            assert before[f"{c}__hi"] <= after[f"{c}__lo"], (c, before, after)
+    assert ranges[0]["t64__lo"] == -9223372036854775808 and ranges[-1]["t8__hi"] == 127
+
+
 def test_target_file_bytes_uses_the_measured_bytes_per_row(spark, dbt, s):
     src = make_table(spark, f"{s}.sized", """select id, cast(abs(xxhash64(id)) % 100000 as int) as a,
         cast(abs(xxhash64(id, 2)) % 100000 as int) as b, repeat(cast(id % 97 as string), 5) as pad from range(60000)""")

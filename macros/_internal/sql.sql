@@ -38,7 +38,9 @@
 
 {#- A SQL expression that renders value `x` of Spark type `type` as an exact SQL literal of that
     type: strings through their UTF-8 hex (no escaping to get wrong), timestamps through epoch
-    micros (no time zone to get wrong), the rest through cast(string) which round-trips. -#}
+    micros (no time zone to get wrong), integers and dates as typed literals (1000 boundaries of
+    cast('..' as bigint) cost the analyzer ~0.1 s per query that carries them), the rest through
+    cast(string) which round-trips. -#}
 {% macro _sql_literal_expression(x, type, column_name) %}
     {%- set t = type | lower -%}
     {%- if t == 'string' or t.startswith('varchar') or t.startswith('char') or t.startswith('string collate') -%}
@@ -47,7 +49,11 @@
         {{ return("concat('X', chr(39), hex(" ~ x ~ "), chr(39))") }}
     {%- elif t == 'timestamp' -%}
         {{ return("concat('timestamp_micros(', cast(unix_micros(" ~ x ~ ") as string), ')')") }}
-    {%- elif t in ['boolean', 'tinyint', 'smallint', 'int', 'bigint', 'float', 'double', 'date', 'timestamp_ntz']
+    {%- elif t in ['tinyint', 'smallint', 'int', 'bigint'] -%}
+        {{ return("concat(cast(" ~ x ~ " as string), '" ~ {'tinyint': 'Y', 'smallint': 'S', 'int': '', 'bigint': 'L'}[t] ~ "')") }}
+    {%- elif t == 'date' -%}
+        {{ return("concat('DATE', chr(39), cast(" ~ x ~ " as string), chr(39))") }}
+    {%- elif t in ['boolean', 'float', 'double', 'timestamp_ntz']
             or t.startswith('decimal') -%}
         {{ return("concat('cast(', chr(39), cast(" ~ x ~ " as string), chr(39), ' as " ~ t ~ ")')") }}
     {%- else -%}

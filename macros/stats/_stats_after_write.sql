@@ -3,7 +3,7 @@
     read by clustering_config as `file_stats`). Returns write_file_stats' result, or none. -#}
 {% macro _write_file_stats_after_write(relation, cfg) %}
     {%- if cfg.file_stats and spark_clustering._has_extension_function('write_file_stats') -%}
-        {{ return(spark_clustering.write_file_stats(relation)) }}
+        {{ return(spark_clustering._run_write_file_stats(relation)) }}
     {%- endif -%}
     {{ return(none) }}
 {% endmacro %}

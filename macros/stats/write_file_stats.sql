@@ -22,11 +22,7 @@
     {%- if not spark_clustering._has_extension_function('write_file_stats') -%}
         {%- do spark_clustering._missing_extension('write_file_stats: ' ~ relation, ['write_file_stats']) -%}
     {%- endif -%}
-    {%- set row = run_query("select * from write_file_stats("
-        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
-        ~ (rebuild | string | lower) ~ "')").rows[0] -%}
-    {%- set result = {'relation': relation | string, 'files': row[1] | int, 'files_scanned': row[2] | int,
-                      'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int} -%}
+    {%- set result = spark_clustering._run_write_file_stats(relation, rebuild) -%}
     {%- do spark_clustering._print_if_run_operation('write_file_stats', result) -%}
     {{ return(result) }}
 {% endmacro %}
@@ -34,4 +30,14 @@
 
 {% macro default__write_file_stats(relation, rebuild) %}
     {{ spark_clustering._unsupported_adapter('write_file_stats', 'writes the statistics sidecar that the Spark extension reads to skip files of plain parquet/orc tables') }}
+{% endmacro %}
+
+
+{#- The write_file_stats table function on `relation` (the extension must be loaded), as a dict. -#}
+{% macro _run_write_file_stats(relation, rebuild=false) %}
+    {%- set row = run_query("select * from write_file_stats("
+        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
+        ~ (rebuild | string | lower) ~ "')").rows[0] -%}
+    {{ return({'relation': relation | string, 'files': row[1] | int, 'files_scanned': row[2] | int,
+               'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int}) }}
 {% endmacro %}

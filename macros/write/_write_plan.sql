@@ -72,7 +72,7 @@
         {%- endif -%}
         {%- if presample -%}
             {%- set file_routing = spark_clustering._file_routing(sample, key_sql, num_files, backend) -%}
-            {%- do run_query('uncache table if exists ' ~ sample) -%}
+            {#- dropping a cached temporary view also uncaches it -#}
             {%- do run_query('drop view if exists ' ~ sample) -%}
         {%- endif -%}
     {%- endif -%}
@@ -116,14 +116,16 @@
     none when no such int was found among 64 x num_files candidates (the caller range-partitions). -#}
 {% macro _file_routing(sample, key_sql, num_files, backend) %}
     {%- set cut = "element_at(keys, greatest(1, cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)))" -%}
+    {#- Per shuffle partition the smallest int hashing there, as a constant expression: the
+        optimizer folds it on the driver, so the statement runs one job, over the sampled keys. -#}
+    {%- set by_partition = "array_sort(transform(sequence(0, " ~ (64 * num_files - 1) ~ "), i -> named_struct('p', pmod(hash(i), "
+        ~ num_files ~ "), 'x', i)))" -%}
     {%- set row = run_query("select case when size(keys) = 0 then array() else transform(sequence(1, " ~ (num_files - 1)
-        ~ "), j -> cast(" ~ cut ~ " as string)) end from (select sort_array(collect_list(k)) as keys from (select "
-        ~ key_sql ~ " as k from " ~ sample ~ "))").rows[0] -%}
+        ~ "), j -> cast(" ~ cut ~ " as string)) end, transform(filter(s, (e, j) -> j = 0 or s[j - 1].p != e.p), e -> e.x) "
+        ~ "from (select sort_array(collect_list(k)) as keys from (select " ~ key_sql ~ " as k from " ~ sample ~ ")) "
+        ~ "cross join (select " ~ by_partition ~ " as s)").rows[0] -%}
     {%- set cuts = fromjson(row[0]) if row[0] is string else row[0] | list -%}
-    {%- set row = run_query("select transform(array_sort(collect_list(struct(p, x))), e -> e.x) from (select p, min(id) as x from "
-        ~ "(select cast(id as int) as id, pmod(hash(cast(id as int)), " ~ num_files ~ ") as p from range(" ~ 64 * num_files
-        ~ ")) group by p)").rows[0] -%}
-    {%- set partitions = fromjson(row[0]) if row[0] is string else row[0] | list -%}
+    {%- set partitions = fromjson(row[1]) if row[1] is string else row[1] | list -%}
     {%- if partitions | length != num_files -%}{{ return(none) }}{%- endif -%}
     {%- set literals = [] -%}
     {%- for c in cuts -%}{%- do literals.append(c ~ 'L') -%}{%- endfor -%}

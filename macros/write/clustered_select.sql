@@ -3,7 +3,10 @@
     columns, helper column projected away. The raw columns break key ties, which tightens the
     per-file ranges further (Delta adds random noise there instead). With `file_routing`
     ({cuts, partitions, backend}, cut from a sample of the keys) each row goes straight to its
-    file's task instead: no sampling job of the range partitioner's own over the whole source. -#}
+    file's task instead: no sampling job of the range partitioner's own over the whole source.
+    Its files are then sorted by the key alone: rows of equal key share a file (the file is a
+    function of the key), so a tie-break could not change any file's min/max, and a sort on one
+    BIGINT is Spark's radix sort (~1 s of a 3M-row build's 9 s). -#}
 {% macro clustered_select(from_sql, column_names, cluster_by, key_sql, num_files, partition_by=[], file_routing=none) %}
     {{ return(adapter.dispatch('clustered_select', 'spark_clustering')(from_sql, column_names, cluster_by, key_sql, num_files, partition_by, file_routing)) }}
 {% endmacro %}
@@ -32,7 +35,7 @@ from (
         from {{ from_sql }}
     )
 )
-sort by {{ order | join(', ') }}
+sort by {{ key_name }}
         {%- endset -%}
         {{ return(sql) }}
     {%- endif -%}
