@@ -7,7 +7,7 @@
 
 {#- Returns {spec, name, key_sql, layout, ratio, hilbert_ratio, candidates: [{name, ratio}], seconds
     (the evaluation's wall time), reason}.
-    `sample`: the cached view of the sampled clustering columns; `cluster_cols`: describe_columns
+    `sample`: the cached view of the sampled clustering columns (or a subquery of it); `cluster_cols`: describe_columns
     entries of the clustering columns; `recorded`: a spec to reuse as it is (recluster). -#}
 {% macro _choose_layout(sample, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}

@@ -26,8 +26,7 @@
     {%- if cfg.method == 'linear' -%}
         {%- set boundaries = none -%}
         {%- set backend = none -%}
-        {%- set source_check = spark_clustering.row_checksum(source_view, column_names) if cfg.validate == 'checksum'
-                               else {'row_count': row_count} -%}
+        {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
         {%- set key_sql = none -%}
         {%- set layout = none -%}
     {%- else -%}
@@ -45,24 +44,28 @@
             {%- set method = 'hilbert' -%}
         {%- endif -%}
         {%- set sample_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
+        {%- set boundary_rows = sample_rows -%}
         {%- if presample -%}
-            {#- files within ~10 % of their share of the rows: ~1000 sampled keys per file (std ~3 %) -#}
-            {%- set sample_rows = [[sample_rows, 1000 * num_files] | max, 2000000] | min -%}
+            {#- files within ~10 % of their share of the rows: ~4000 sampled keys per file (std ~1.6 %),
+                and _file_routing moves each cut by at most 3 % of a file -#}
+            {%- set sample_rows = [[sample_rows, 4000 * num_files] | max, 4000000] | min -%}
         {%- endif -%}
         {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
         {%- if presample -%}
             {%- set sample = spark_clustering._sample_clustering_columns(source_view, cluster_names, fraction) -%}
-            {%- set boundaries = spark_clustering.range_boundaries(sample, cluster_cols, cluster_names, ranges, 1.0, checksum=false) -%}
-            {#- the checksum reads every row: a pass of its own, as ORDER BY's sampling job is -#}
-            {%- set source_check = spark_clustering.row_checksum(source_view, column_names) if cfg.validate == 'checksum'
-                                   else {'row_count': row_count} -%}
+            {#- the quantiles need only their ~20 rows per range of the sample the file cuts need -#}
+            {%- set boundaries = spark_clustering.range_boundaries(sample, cluster_cols, cluster_names, ranges,
+                                                                   [1.0, boundary_rows / sample_rows] | min, checksum=false) -%}
+            {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
         {%- else -%}
             {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
                                                                    checksum=(cfg.validate == 'checksum')) -%}
             {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
         {%- endif -%}
         {%- if method == 'auto' -%}
-            {%- set choice = spark_clustering._choose_layout(sample, cluster_cols, boundaries, backend, num_files,
+            {#- a quarter of the sample (~1000 rows a file) is plenty to rank the candidates on -#}
+            {%- set choice = spark_clustering._choose_layout('(select * from ' ~ sample ~ ' where rand(7) < 0.25)',
+                                                             cluster_cols, boundaries, backend, num_files,
                                                              cfg.workload, cfg.layout, label) -%}
             {%- set layout = choice.layout -%}
             {%- set key_sql = choice.key_sql -%}
@@ -99,6 +102,16 @@
 {% endmacro %}
 
 
+{#- What the staging table must match: the source's row count, and with cluster_validate: checksum
+    also the checksum of every row (a pass of its own over the source, as ORDER BY's sampling job is). -#}
+{% macro _source_check(source_view, column_names, cfg, row_count) %}
+    {%- if cfg.validate == 'checksum' -%}
+        {{ return(spark_clustering.row_checksum(source_view, column_names)) }}
+    {%- endif -%}
+    {{ return({'row_count': row_count}) }}
+{% endmacro %}
+
+
 {#- The clustering columns of a `rand() < fraction` sample of the source, cached (one pass over the
     source that reads only those columns); returns the cached view's name. -#}
 {% macro _sample_clustering_columns(source_view, cluster_names, fraction, seed=42) %}
@@ -113,15 +126,29 @@
     num_files - 1 keys that cut the sorted sampled keys into equal parts (range_id of a row's key is
     its file, 1 .. num_files), and `partitions`, for file i an int whose Spark hash lands in shuffle
     partition i - 1 (REPARTITION(n, x) sends x to pmod(hash(x), n)), so each file is one task.
-    none when no such int was found among 64 x num_files candidates (the caller range-partitions). -#}
-{% macro _file_routing(sample, key_sql, num_files, backend) %}
-    {%- set cut = "element_at(keys, greatest(1, cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)))" -%}
+    none when no such int was found among 64 x num_files candidates (the caller range-partitions).
+
+    Each cut is moved, within `slack` of a file's share of the sampled keys either way, to the key
+    there with the most trailing zero bits: on a curve, a key that is a multiple of 2^b starts a
+    block of 2^b keys that fills a cell of the grid (Hilbert: a sub-cube once b is a multiple of
+    the column count), so files that start and end on such keys cover whole cells and their
+    min/max boxes stay tight instead of spilling a few rows into the neighbouring cells. -#}
+{% macro _file_routing(sample, key_sql, num_files, backend, slack=0.03) %}
+    {%- set pos = "cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)" -%}
+    {%- set width = "cast(floor(size(keys) * " ~ slack ~ "D / " ~ num_files ~ ") as int)" -%}
+    {%- set window = "named_struct('lo', element_at(keys, greatest(1, " ~ pos ~ " - " ~ width ~ ")), 'hi', element_at(keys, least(size(keys), greatest(1, " ~ pos ~ ") + " ~ width ~ ")))" -%}
+    {#- the roundest key in [lo, hi]: with p the highest bit where they differ, hi with its bits
+        below p cleared, unless lo already has zeros in all its bits up to p -#}
+    {%- set p = "(length(bin(w.lo ^ w.hi)) - 1)" -%}
+    {%- set roundest = "case when w.lo = w.hi then w.lo when (w.lo & (shiftleft(1L, " ~ p ~ " + 1) - 1)) = 0 then w.lo "
+        ~ "else shiftleft(shiftright(w.hi, " ~ p ~ "), " ~ p ~ ") end" -%}
     {#- Per shuffle partition the smallest int hashing there, as a constant expression: the
         optimizer folds it on the driver, so the statement runs one job, over the sampled keys. -#}
     {%- set by_partition = "array_sort(transform(sequence(0, " ~ (64 * num_files - 1) ~ "), i -> named_struct('p', pmod(hash(i), "
         ~ num_files ~ "), 'x', i)))" -%}
-    {%- set row = run_query("select case when size(keys) = 0 then array() else transform(sequence(1, " ~ (num_files - 1)
-        ~ "), j -> cast(" ~ cut ~ " as string)) end, transform(filter(s, (e, j) -> j = 0 or s[j - 1].p != e.p), e -> e.x) "
+    {%- set row = run_query("select case when size(keys) = 0 then array() else transform(transform(sequence(1, " ~ (num_files - 1)
+        ~ "), j -> " ~ window ~ "), w -> cast(" ~ roundest ~ " as string)) end, "
+        ~ "transform(filter(s, (e, j) -> j = 0 or s[j - 1].p != e.p), e -> e.x) "
         ~ "from (select sort_array(collect_list(k)) as keys from (select " ~ key_sql ~ " as k from " ~ sample ~ ")) "
         ~ "cross join (select " ~ by_partition ~ " as s)").rows[0] -%}
     {%- set cuts = fromjson(row[0]) if row[0] is string else row[0] | list -%}

@@ -30,7 +30,9 @@ import org.apache.spark.sql.types._
  * other column. Boxes are counted in a few small JSON-lines files beside the table's database,
  * `<database location>/_spark_clustering_workload/<table>/slot-<n>.json` (a table name, so a
  * rebuild that swaps the table keeps its history); each file holds at most MaxBoxes distinct boxes
- * (the least recently seen go first). Recording never fails a query. Off with
+ * (the least recently seen go first). Recording never fails a query and costs it no I/O: boxes
+ * are counted in memory and a background thread merges them into the files every FlushMillis
+ * (and before observed_workload reads, and at JVM exit). Off with
  * spark.sparkclustering.workload.record=false; forget a table's history by deleting its directory.
  */
 object ObservedWorkload extends Logging {
@@ -40,6 +42,22 @@ object ObservedWorkload extends Logging {
   // one slot per JVM: JVMs of one application rarely race on a file, and a race loses counts only
   private val slot = Math.floorMod(java.util.UUID.randomUUID().hashCode, Slots)
   private val mapper = new ObjectMapper()
+
+  val FlushMillis = 2000L
+  // (database, table) -> (a session to resolve the directory with, box JSON -> (queries, last seen ms))
+  private val pending =
+    mutable.LinkedHashMap.empty[(String, String), (SparkSession, mutable.LinkedHashMap[String, (Long, Long)])]
+  private lazy val flusher: java.util.concurrent.ScheduledExecutorService = {
+    val executor = java.util.concurrent.Executors.newSingleThreadScheduledExecutor { (r: Runnable) =>
+      val t = new Thread(r, "spark_clustering-workload-flush")
+      t.setDaemon(true)
+      t
+    }
+    executor.scheduleWithFixedDelay(() => flush(), FlushMillis, FlushMillis, java.util.concurrent.TimeUnit.MILLISECONDS)
+    // before SparkContext stops (priority 50), so the catalog and file system are still up
+    org.apache.spark.util.ShutdownHookManager.addShutdownHook(60)(() => flush())
+    executor
+  }
 
   def enabled(conf: SQLConf): Boolean = conf.getConfString(RecordKey, "true").trim.toBoolean
 
@@ -67,7 +85,7 @@ object ObservedWorkload extends Logging {
       table.foreach { t =>
         val columns = clusterBy(t).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
         if (columns.nonEmpty) box(filters, columns).foreach { b =>
-          add(spark, t.identifier.database.getOrElse(spark.catalog.currentDatabase), t.identifier.table, b)
+          enqueue(spark, t.identifier.database.getOrElse(spark.catalog.currentDatabase), t.identifier.table, b)
         }
       }
     } catch {
@@ -183,13 +201,41 @@ object ObservedWorkload extends Logging {
     out
   }
 
-  private def add(spark: SparkSession, database: String, table: String, box: String): Unit = synchronized {
+  /** Counts one query of `box` in memory (the planning path: no metastore call, no file I/O). */
+  private def enqueue(spark: SparkSession, database: String, table: String, box: String): Unit = {
+    pending.synchronized {
+      val (_, boxes) = pending.getOrElseUpdate((database, table), (spark, mutable.LinkedHashMap.empty))
+      val (queries, _) = boxes.getOrElse(box, (0L, 0L))
+      boxes(box) = (queries + 1, System.currentTimeMillis())
+    }
+    flusher // started by the first recorded box
+  }
+
+  /** Merges the boxes counted since the last flush into their tables' slot files; never throws. */
+  def flush(): Unit = synchronized { // a reader flushing waits for a flush under way
+    val batch = pending.synchronized {
+      val b = pending.toList
+      pending.clear()
+      b
+    }
+    batch.foreach { case ((database, table), (spark, boxes)) =>
+      try merge(spark, database, table, boxes)
+      catch {
+        case NonFatal(e) => logWarning(s"spark_clustering: could not save the workload of $database.$table: ${e.getMessage}")
+      }
+    }
+  }
+
+  private def merge(spark: SparkSession, database: String, table: String,
+                    added: mutable.LinkedHashMap[String, (Long, Long)]): Unit = synchronized {
     val dir = directory(spark, database, table)
     val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
     val file = slotFile(dir)
     val boxes = read(fs, file)
-    val (queries, _) = boxes.getOrElse(box, (0L, 0L))
-    boxes(box) = (queries + 1, System.currentTimeMillis())
+    added.foreach { case (box, (queries, last)) =>
+      val (q0, l0) = boxes.getOrElse(box, (0L, 0L))
+      boxes(box) = (q0 + queries, math.max(l0, last))
+    }
     val kept = boxes.toSeq.sortBy(-_._2._2).take(MaxBoxes)
     fs.mkdirs(dir)
     val tmp = new Path(dir, s".slot-$slot-${java.util.UUID.randomUUID()}.tmp")
@@ -212,6 +258,7 @@ object ObservedWorkload extends Logging {
 
   /** Every slot of the table merged: (box JSON, queries, last seen ms), most queried first. */
   def observed(spark: SparkSession, tableName: String): Seq[(String, Long, Long)] = {
+    flush() // what this JVM counted so far
     val ident = ReclusterFiles.classic(spark).sessionState.sqlParser.parseTableIdentifier(tableName)
     val dir = directory(spark, ident.database.getOrElse(spark.catalog.currentDatabase), ident.table)
     val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
