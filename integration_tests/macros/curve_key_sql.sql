@@ -1,7 +1,8 @@
 {#- Test-only: render the package's curve macros for many cases in ONE dbt call.
     cases: list of {"name", "source": a SELECT, "columns": {alias: spec}} where spec is
-    {"function": range_id | zorder_key | hilbert_key, "backend" (optional), and "value" +
-    "boundaries" (range_id) or "bits" + "ids" (keys)}. Each case becomes the temporary view
+    {"function": range_id | zorder_key | hilbert_key | roundest_key, "backend" (optional), and
+    "value" + "boundaries" (range_id), "bits" + "ids" (keys) or "lo" + "hi" (roundest_key, the
+    file-cut helper of macros/write/_write_plan.sql)}. Each case becomes the temporary view
     `<name>` = select *, <expression> as <alias>, ... from (source) on the session dbt shares with
     the tests. -#}
 {% macro curve_key_sql(cases) %}
@@ -25,6 +26,8 @@
         {{ return(spark_clustering.zorder_key(spec['bits'], spec['ids'], spec.get('backend'))) }}
     {%- elif spec['function'] == 'hilbert_key' -%}
         {{ return(spark_clustering.hilbert_key(spec['bits'], spec['ids'], spec.get('backend'))) }}
+    {%- elif spec['function'] == 'roundest_key' -%}
+        {{ return(spark_clustering._roundest_key(spec['lo'], spec['hi'])) }}
     {%- endif -%}
     {{ exceptions.raise_compiler_error('curve_key_sql: unknown function ' ~ spec['function']) }}
 {% endmacro %}

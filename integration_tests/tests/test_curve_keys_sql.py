@@ -132,7 +132,39 @@ def build_cases() -> list[dict]:
     # No backend given: spark_clustering.udf_backend() decides ('auto').
     cases.append({"name": f"{V}auto_backend", "source": "SELECT 1 AS c0, 2 AS c1",
                   "columns": {"k": keys("zorder_key", 4, ["c0", "c1"], backend=None)}})
+    pairs = ", ".join(f"({lo}L, {hi}L)" for lo, hi in ROUNDEST_PAIRS)
+    cases.append({"name": f"{V}roundest", "source": f"SELECT * FROM VALUES {pairs} AS t(lo, hi)",
+                  "columns": {"k": {"function": "roundest_key", "lo": "lo", "hi": "hi"}}})
     return cases
+
+
+def roundest_reference(lo: int, hi: int) -> int:
+    """The integer in [lo, hi] with the most trailing zero bits (0 counts as the roundest)."""
+    if lo <= 0 <= hi:
+        return 0
+    for b in range(63, -1, -1):
+        c = -((-lo) // (1 << b)) * (1 << b)  # the first multiple of 2^b at or above lo
+        if c <= hi:
+            return c
+    raise AssertionError((lo, hi))
+
+
+def roundest_pairs() -> list[tuple[int, int]]:
+    """Windows of sorted sampled keys as _file_routing cuts them: random non-negative keys of
+    every width, narrow and wide windows, equal ends, powers of two and their neighbours, 0, the
+    largest BIGINT; and negative ranges (no curve key is negative, the helper still answers)."""
+    rng = np.random.default_rng(5)
+    pairs = [(0, 0), (0, 5), (1, 1), (7, 9), (8, 8), (9, 15), (2**62 - 1, 2**63 - 1), (2**63 - 1, 2**63 - 1),
+             (2**40 + 1, 2**41 - 1), (2**40 - 1, 2**40), (-5, -3), (-8, -1), (-9, 4), (-(2**63), -(2**62) - 7)]
+    for _ in range(400):
+        bits = int(rng.integers(1, 63))
+        lo = int(rng.integers(0, 1 << bits))
+        span = int(rng.integers(0, 1 << int(rng.integers(0, bits + 1))))
+        pairs.append((lo, min(lo + span, 2**63 - 1)))
+    return pairs
+
+
+ROUNDEST_PAIRS = roundest_pairs()
 
 
 @pytest.fixture(scope="module")
@@ -259,3 +291,11 @@ def test_invalid_backend_var(dbt, capfd):
     printed = run_failing(dbt, capfd, spec, vars={"spark_clustering_udf_backend": "gpu"})
     assert ("spark_clustering: var 'spark_clustering_udf_backend' is \"gpu\", but it must be one of "
             "auto, native, python, sql") in printed
+
+
+def test_file_cuts_move_to_the_roundest_key_of_their_window(spark, views):
+    """_file_routing moves each file cut to the key of its window with the most trailing zero bits."""
+    rows = spark.sql(f"SELECT lo, hi, k FROM {views}roundest").collect()
+    assert len(rows) == len(ROUNDEST_PAIRS)
+    for r in rows:
+        assert r.lo <= r.k <= r.hi and r.k == roundest_reference(r.lo, r.hi), (r.lo, r.hi, r.k)

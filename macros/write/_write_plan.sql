@@ -137,11 +137,7 @@
     {%- set pos = "cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)" -%}
     {%- set width = "cast(floor(size(keys) * " ~ slack ~ "D / " ~ num_files ~ ") as int)" -%}
     {%- set window = "named_struct('lo', element_at(keys, greatest(1, " ~ pos ~ " - " ~ width ~ ")), 'hi', element_at(keys, least(size(keys), greatest(1, " ~ pos ~ ") + " ~ width ~ ")))" -%}
-    {#- the roundest key in [lo, hi]: with p the highest bit where they differ, hi with its bits
-        below p cleared, unless lo already has zeros in all its bits up to p -#}
-    {%- set p = "(length(bin(w.lo ^ w.hi)) - 1)" -%}
-    {%- set roundest = "case when w.lo = w.hi then w.lo when (w.lo & (shiftleft(1L, " ~ p ~ " + 1) - 1)) = 0 then w.lo "
-        ~ "else shiftleft(shiftright(w.hi, " ~ p ~ "), " ~ p ~ ") end" -%}
+    {%- set roundest = spark_clustering._roundest_key('w.lo', 'w.hi') -%}
     {#- Per shuffle partition the smallest int hashing there, as a constant expression: the
         optimizer folds it on the driver, so the statement runs one job, over the sampled keys. -#}
     {%- set by_partition = "array_sort(transform(sequence(0, " ~ (64 * num_files - 1) ~ "), i -> named_struct('p', pmod(hash(i), "
@@ -157,6 +153,17 @@
     {%- set literals = [] -%}
     {%- for c in cuts -%}{%- do literals.append(c ~ 'L') -%}{%- endfor -%}
     {{ return({'cuts': literals, 'partitions': partitions, 'backend': backend}) }}
+{% endmacro %}
+
+
+{#- SQL of the BIGINT in [lo, hi] (lo <= hi, both BIGINT SQL) with the most trailing zero bits:
+    with p the highest bit where lo and hi differ, hi with its bits below p cleared, unless lo
+    already has zeros in all its bits up to p (then lo is the rounder); 0 when the range holds it. -#}
+{% macro _roundest_key(lo, hi) %}
+    {%- set p = "(length(bin(" ~ lo ~ " ^ " ~ hi ~ ")) - 1)" -%}
+    {{ return("case when " ~ lo ~ " = " ~ hi ~ " then " ~ lo ~ " when " ~ lo ~ " < 0 and " ~ hi ~ " >= 0 then 0L "
+        ~ "when (" ~ lo ~ " & (shiftleft(1L, " ~ p ~ " + 1) - 1)) = 0 then " ~ lo ~ " "
+        ~ "else shiftleft(shiftright(" ~ hi ~ ", " ~ p ~ "), " ~ p ~ ") end") }}
 {% endmacro %}
 
 
