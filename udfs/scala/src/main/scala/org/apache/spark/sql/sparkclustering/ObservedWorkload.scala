@@ -201,12 +201,17 @@ object ObservedWorkload extends Logging {
     out
   }
 
+  /** Adds `queries` of `box`, last seen at `last` ms, to the counts in `into`. */
+  private def count(into: mutable.LinkedHashMap[String, (Long, Long)], box: String, queries: Long, last: Long): Unit = {
+    val (q0, l0) = into.getOrElse(box, (0L, 0L))
+    into(box) = (q0 + queries, math.max(l0, last))
+  }
+
   /** Counts one query of `box` in memory (the planning path: no metastore call, no file I/O). */
   private def enqueue(spark: SparkSession, database: String, table: String, box: String): Unit = {
     pending.synchronized {
       val (_, boxes) = pending.getOrElseUpdate((database, table), (spark, mutable.LinkedHashMap.empty))
-      val (queries, _) = boxes.getOrElse(box, (0L, 0L))
-      boxes(box) = (queries + 1, System.currentTimeMillis())
+      count(boxes, box, 1L, System.currentTimeMillis())
     }
     flusher // started by the first recorded box
   }
@@ -232,10 +237,7 @@ object ObservedWorkload extends Logging {
     val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
     val file = slotFile(dir)
     val boxes = read(fs, file)
-    added.foreach { case (box, (queries, last)) =>
-      val (q0, l0) = boxes.getOrElse(box, (0L, 0L))
-      boxes(box) = (q0 + queries, math.max(l0, last))
-    }
+    added.foreach { case (box, (queries, last)) => count(boxes, box, queries, last) }
     val kept = boxes.toSeq.sortBy(-_._2._2).take(MaxBoxes)
     fs.mkdirs(dir)
     val tmp = new Path(dir, s".slot-$slot-${java.util.UUID.randomUUID()}.tmp")
@@ -265,10 +267,7 @@ object ObservedWorkload extends Logging {
     val merged = mutable.LinkedHashMap.empty[String, (Long, Long)]
     if (fs.exists(dir)) {
       fs.listStatus(dir).filter(s => s.getPath.getName.startsWith("slot-")).foreach { s =>
-        read(fs, s.getPath).foreach { case (b, (q, last)) =>
-          val (q0, l0) = merged.getOrElse(b, (0L, 0L))
-          merged(b) = (q0 + q, math.max(l0, last))
-        }
+        read(fs, s.getPath).foreach { case (b, (q, last)) => count(merged, b, q, last) }
       }
     }
     merged.toSeq.map { case (b, (q, last)) => (b, q, last) }.sortBy(r => (-r._2, r._1))
