@@ -264,3 +264,79 @@ def test_zero_row_files_are_not_new_work(spark, s):
                          f"({', '.join(repr(p) for p in after - before) or 'null'})").first()[0]
     assert new_rows == 0
     assert Writer(spark, table, location(spark, table), "x", 0).rows() == expected
+
+
+# ---- the lease against a writer that stalls while taking it --------------------------------------
+
+def take_lease(session, table: str, owner: str, wait_seconds: float) -> str:
+    return session.sql(f"select lease_token from table_lease_acquire('{table}', '{owner}', '{wait_seconds}', "
+                       "'name')").first()[0]
+
+
+def give_up_lease(session, token: str):
+    session.sql(f"select * from table_lease_release('{token}', 'false')").collect()
+
+
+@pytest.mark.parametrize("taken_meanwhile", [2, 20])
+def test_a_writer_that_stalls_while_taking_the_lease_never_shares_it(spark, s, taken_meanwhile):
+    """A writer found the lease free and stalled right before creating its generation file. Meanwhile
+    the lease was taken and given up `taken_meanwhile` times, and now a holder has it. The stalled
+    writer must wait for that holder, not hold the lease beside it. With 2, its generation number is
+    taken. With 20, that number's file was taken and deleted again, so only the listing after
+    creating catches it. (Before the fix, all older generations were deleted, and the stalled writer
+    got the lease in both cases. This is how a killed child's successor and a live writer both held
+    one in the two-catalog race.)"""
+    table = f"{s}.lease_stall_{taken_meanwhile}"
+    make_table(spark, table, files=1, rows_per_file=10)
+    stalled = spark.newSession()  # its own SQL conf: only its acquire stops at the step
+    stalled.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
+    outcome: dict[str, str] = {}
+
+    def take():
+        try:
+            outcome["token"] = take_lease(stalled, table, "race stalled", 1)
+        except Exception as e:  # noqa: BLE001 - the lease error is what we want
+            outcome["error"] = str(e)
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while stalled.conf.get("spark.sparkclustering.test.reached", "") != "before_lease_create":
+        assert time.monotonic() < deadline and thread.is_alive(), outcome
+        time.sleep(0.05)
+    for i in range(taken_meanwhile):
+        give_up_lease(spark, take_lease(spark, table, f"race meanwhile {i}", 0))
+    holder = take_lease(spark, table, "race holder", 0)
+    stalled.conf.set("spark.sparkclustering.test.release", "before_lease_create")
+    thread.join(timeout=120)
+    stalled.conf.unset("spark.sparkclustering.test.pauseAt")
+    try:
+        assert "token" not in outcome, f"two holders at once: the stalled writer got {outcome['token']}"
+        assert f"table {table} is being written by race holder" in outcome.get("error", ""), outcome
+    finally:
+        give_up_lease(spark, holder)
+    # given up, the lease is free again for the writer that stalled
+    give_up_lease(stalled, take_lease(stalled, table, "race stalled", 5))
+
+
+def test_a_lease_file_read_while_it_is_rewritten_counts_as_held(spark, s):
+    """A renewal truncates the lease file and writes it again, so a reader can get a prefix of it. A
+    prefix cut inside `expires_ms` must count as a lease being written (held for a ttl after its
+    modification time), not as one that expired in 1970."""
+    table = f"{s}.lease_torn"
+    make_table(spark, table, files=1, rows_per_file=10)
+    first = take_lease(spark, table, "race first", 0)
+    leases = location(spark, table).parent / "_sc_leases" / "lease_torn"
+    newest = max(leases.glob("lease.*"), key=lambda p: int(p.suffix[1:]))
+    whole = newest.read_text()  # as written while held: expires_ms is a time to come
+    give_up_lease(spark, first)
+    assert whole.endswith("\n") and int(whole.split("expires_ms\t")[1]) > time.time() * 1000, whole
+    torn = leases / f"lease.{int(newest.suffix[1:]) + 1}"
+    torn.write_text(whole.replace("race first", "race torn")[:-6])  # expires_ms loses its last digits
+    try:
+        with pytest.raises(Exception) as err:
+            take_lease(spark, table, "race other", 0.5)
+        assert f"table {table} is being written by a writer that is starting" in str(err.value), \
+            str(err.value)[:2000]
+    finally:
+        torn.unlink(missing_ok=True)  # the fault this test catches deletes it

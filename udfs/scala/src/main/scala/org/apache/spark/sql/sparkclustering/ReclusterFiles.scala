@@ -108,15 +108,26 @@ object ReclusterFiles {
     seen.values.toSeq
   }
 
-  /** Test hook (conf spark.sparkclustering.test.pauseAt = <step>): print where we are and wait to
-   *  be killed (`kill -9`) at the named step. Inert unless the conf is set. */
-  def pausePoint(spark: SparkSession, step: String): Unit = {
-    if (spark.conf.get("spark.sparkclustering.test.pauseAt", "") == step) {
+  /** Test hook (conf spark.sparkclustering.test.pauseAt), inert unless set. `<step>`: print where we
+   *  are and sleep, to be killed (`kill -9`) at that step. `<step>:wait`: set the session conf
+   *  spark.sparkclustering.test.reached=<step> and wait (at most 10 minutes) until a test sets
+   *  spark.sparkclustering.test.release=<step>, so it can run a concurrent writer at that step. */
+  def pausePoint(spark: SparkSession, step: String): Unit = spark.conf.get("spark.sparkclustering.test.pauseAt", "") match {
+    case `step` =>
       System.out.println(s"spark_clustering: paused at $step")
       System.out.flush()
       Thread.sleep(600000L)
       throw new IllegalStateException(s"spark_clustering: still alive 10 minutes after pausing at $step")
-    }
+    case held if held == s"$step:wait" =>
+      spark.conf.set("spark.sparkclustering.test.reached", step)
+      val deadline = System.currentTimeMillis() + 600000L
+      while (spark.conf.get("spark.sparkclustering.test.release", "") != step) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException(s"spark_clustering: nobody released $step within 10 minutes")
+        }
+        Thread.sleep(20L)
+      }
+    case _ =>
   }
 
   // ---- journal ------------------------------------------------------------------------------

@@ -22,7 +22,10 @@ import org.apache.spark.sql.SparkSession
  * A lease is a directory of generation files `lease.<n>`; the newest generation is the lease. To
  * take it a writer creates `lease.<n+1>` with create-if-absent (`overwrite=false`), which exactly
  * one writer wins, and only when `lease.<n>` is gone, released, expired, or held by a dead process
- * on this host. The holder rewrites its file with a later expiry every ttl/4 from a daemon thread
+ * on this host. The newest [[KeptGenerations]] files are never deleted, so a writer that listed
+ * before others took and gave up the lease (and then stalled) finds its `<n+1>` taken; one that
+ * stalled through more generations than that creates a number below the newest, sees it on the
+ * listing it takes right after creating, and gives that file up. The holder rewrites its file with a later expiry every ttl/4 from a daemon thread
  * of the driver that holds it, so a process that dies stops renewing and its lease expires after
  * the ttl (at once for a dead pid on the same host). Renewal also stops when the run has not used
  * the lease for `idleSeconds` (a client that died over Thrift, a run-operation that failed) or
@@ -35,6 +38,11 @@ import org.apache.spark.sql.SparkSession
 object TableLease {
 
   val FilePrefix = "lease."
+
+  /** Generations kept below the newest. Deleting every older one let a writer that had listed
+   *  `lease.<n>` and stalled create `lease.<n+1>` again after it had been taken, given up and
+   *  deleted: two holders at once. */
+  val KeptGenerations = 16
 
   case class Holder(token: String, owner: String, host: String, pid: Long, appId: String,
       acquiredMs: Long, expiresMs: Long) {
@@ -87,8 +95,12 @@ object TableLease {
       "app_id" -> h.appId, "acquired_ms" -> h.acquiredMs.toString, "expires_ms" -> h.expiresMs.toString)
       .map { case (k, v) => s"$k\t$v" }.mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8)
 
+  /** None for a file read while it is being rewritten: a renewal truncates and writes, so a reader
+   *  can get a prefix, and a prefix cut inside `expires_ms` would read as an expiry long past. */
   private def decode(bytes: Array[Byte]): Option[Holder] = Try {
-    val m = new String(bytes, StandardCharsets.UTF_8).split("\n").filter(_.contains("\t"))
+    val text = new String(bytes, StandardCharsets.UTF_8)
+    require(text.endsWith("\n"), "a part of a lease file")
+    val m = text.split("\n").filter(_.contains("\t"))
       .map { l => val i = l.indexOf('\t'); l.substring(0, i) -> l.substring(i + 1) }.toMap
     Holder(m("token"), m("owner"), m("host"), m("pid").toLong, m("app_id"), m("acquired_ms").toLong,
       m("expires_ms").toLong)
@@ -185,16 +197,25 @@ object TableLease {
               }
               Thread.sleep(math.min(500L, math.max(50L, waitMs - waited)))
             case None =>
-              val next = new Path(dir, FilePrefix + (gens.lastOption.map(_._1).getOrElse(0L) + 1))
+              val n = gens.lastOption.map(_._1).getOrElse(0L) + 1
+              val next = new Path(dir, FilePrefix + n)
+              ReclusterFiles.pausePoint(spark, "before_lease_create")
               fs.mkdirs(dir)
-              try {
+              val created = try {
                 createExclusive(fs, next, holder(now))
-                file = Some(next)
-                // older generations are expired or released: the newest one is the lease
-                gens.foreach { case (_, p) => Try(fs.delete(p, false)) }
+                true
               } catch {
-                case _: FileAlreadyExistsException => // another writer won this generation: look again
-                case e: java.io.IOException if fs.exists(next) && !mine(fs, next, token) => // same, other stores
+                case _: FileAlreadyExistsException => false // another writer won this generation: look again
+                case e: java.io.IOException if fs.exists(next) && !mine(fs, next, token) => false // same, other stores
+              }
+              if (created) {
+                if (generations(fs, dir).lastOption.exists(_._1 > n)) {
+                  // stalled past deleted generations: a later one is the lease, give this one up
+                  Try(rewrite(fs, next, holder(now).copy(expiresMs = 0L)))
+                } else {
+                  file = Some(next)
+                  gens.filter(_._1 <= n - KeptGenerations).foreach { case (_, p) => Try(fs.delete(p, false)) }
+                }
               }
           }
         }
