@@ -8,6 +8,10 @@ directory. A writer's round, with random delays between every step:
     take the lease -> recover what an earlier writer left -> check the rows -> one action ->
     check the rows (unless the action plays a crash) -> give the lease up
 
+While it holds the lease a writer also holds `_race_holder` in the table directory, a marker file
+created with O_EXCL: finding it there (left by a live process) means two writers hold the lease at
+once, and the round fails naming both.
+
 Actions: `commit` (copies of k random files are staged and committed in place of those files: the
 rows stay the same, so any lost or duplicated file shows in the check), `recover` only, `abandon`
 (staged files left without a journal, as a crash before the commit point leaves them),
@@ -21,6 +25,7 @@ plan: {"work": dir, "table": "db.t", "location": path, "rounds": n, "seed": s, "
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import sys
@@ -61,6 +66,31 @@ class Writer:
     def release(self, token: str):
         self.spark.sql(f"select * from table_lease_release('{token}', 'false')").collect()
 
+    def hold(self, token: str):
+        """Take the holder marker; it is there already only if another writer holds the lease too
+        (or a killed process left it: then it is taken over)."""
+        marker = self.location / "_race_holder"
+        for _ in range(2):
+            try:
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    other = marker.read_text()
+                except FileNotFoundError:
+                    other = "a writer that gave it up just now"
+                pid = other.split()[0] if other.split() else ""
+                if pid.isdigit() and not alive(int(pid)):
+                    marker.unlink(missing_ok=True)
+                    continue
+                raise AssertionError(f"{self.name} ({token}) holds the lease, and so does {other or 'a writer taking it'}")
+            os.write(fd, f"{os.getpid()} {self.name} ({token})".encode())
+            os.close(fd)
+            return
+        raise AssertionError(f"{self.name}: the holder marker keeps coming back")
+
+    def unhold(self):
+        (self.location / "_race_holder").unlink()
+
     def stage(self, picked) -> tuple[Path, int]:
         """Byte copies of the picked files in a fresh staging directory: the same rows."""
         staging = self.location / f"_sc_recluster_race_{uuid.uuid4().hex[:12]}"
@@ -95,6 +125,11 @@ class Writer:
 
     def round(self, expected) -> str:
         token = self.acquire()
+        try:
+            self.hold(token)
+        except BaseException:
+            self.release(token)
+            raise
         try:
             self.pause()
             for row in self.spark.sql(f"select run_id, action from recluster_recover('{self.table}', '{token}', '')").collect():
@@ -131,12 +166,22 @@ class Writer:
             self.log.append(f"{self.name} {action} {len(picked)} file(s)")
             return action
         finally:
+            self.unhold()
             self.release(token)
             self.last_token = token
 
     def acquire_stale(self) -> str:
         """The token of this writer's previous round, given up since: a writer that lost its lease."""
         return self.last_token
+
+
+def alive(pid: int) -> bool:
+    """A running process (a killed one is a zombie until its parent reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def main(plan: dict) -> None:
