@@ -195,7 +195,9 @@ object TableLease {
                 throw SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
                   waited / 1000.0, ttl / 1000)
               }
-              Thread.sleep(math.min(500L, math.max(50L, waitMs - waited)))
+              // a short poll: a holder that takes the lease again right after giving it up would
+              // otherwise win nearly every time against a waiter that sleeps longer
+              Thread.sleep(math.min(100L, math.max(20L, waitMs - waited)))
             case None =>
               val n = gens.lastOption.map(_._1).getOrElse(0L) + 1
               val next = new Path(dir, FilePrefix + n)
