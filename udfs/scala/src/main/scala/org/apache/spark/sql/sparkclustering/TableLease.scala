@@ -25,11 +25,12 @@ import org.apache.spark.sql.SparkSession
  * on this host. The newest [[KeptGenerations]] files are never deleted, so a writer that listed
  * before others took and gave up the lease (and then stalled) finds its `<n+1>` taken; one that
  * stalled through more generations than that creates a number below the newest, sees it on the
- * listing it takes right after creating, and gives that file up. The holder rewrites its file with a later expiry every ttl/4 from a daemon thread
- * of the driver that holds it, so a process that dies stops renewing and its lease expires after
- * the ttl (at once for a dead pid on the same host). Renewal also stops when the run has not used
- * the lease for `idleSeconds` (a client that died over Thrift, a run-operation that failed) or
- * after `maxHoldSeconds`, so a vanished client cannot block a table for long.
+ * listing it takes right after creating, and gives that file up. The holder rewrites its file
+ * with a later expiry every ttl/4 from a daemon thread of the driver that holds it, so a process
+ * that dies stops renewing and its lease expires after the ttl (at once for a dead pid on the same
+ * host). Renewal also stops when the run has not used the lease for `idleSeconds` (a client that
+ * died over Thrift, a run-operation that failed) or after `maxHoldSeconds`, so a vanished client
+ * cannot block a table for long.
  *
  * Before its commit point the holder checks that its generation is still the newest and has at
  * least ttl/2 left, so a writer that lost its lease (paused longer than the ttl) aborts instead of
@@ -39,9 +40,11 @@ object TableLease {
 
   val FilePrefix = "lease."
 
-  /** Generations kept below the newest. Deleting every older one let a writer that had listed
-   *  `lease.<n>` and stalled create `lease.<n+1>` again after it had been taken, given up and
-   *  deleted: two holders at once. */
+  /** Generations kept below the newest. Deleting every older one gave two holders at once: a
+   *  local-disk listing reads the names, then each file's status, skipping files deleted in
+   *  between, so a writer listing while another created `lease.<n+1>` and deleted `lease.<n>` saw
+   *  no generation and created `lease.1`; and a writer that had listed `lease.<n>` and stalled
+   *  could create `lease.<n+1>` again after it had been taken, given up and deleted. */
   val KeptGenerations = 16
 
   case class Holder(token: String, owner: String, host: String, pid: Long, appId: String,
