@@ -1,10 +1,31 @@
 {#- The package's Spark extension (the jar): its functions are how a session says it is loaded. -#}
 
 {#- Whether the session knows the function `name` (a native curve function, a table function of the
-    extension). False on other adapters. -#}
+    extension). False on other adapters. A build asks this five times or more (lease, key, stats,
+    swap), each a Spark round trip: the first question looks up every function of the jar in one
+    `show functions` and keeps the answer in the model's context for the rest of its run (a
+    session's functions do not change during a build). -#}
 {% macro _has_extension_function(name) %}
     {%- if target.type not in ['spark', 'databricks'] -%}{{ return(false) }}{%- endif -%}
-    {{ return(run_query("show functions like '" ~ name ~ "'").rows | length > 0) }}
+    {%- set names = spark_clustering._extension_function_names() -%}
+    {%- set memo = model if (model is defined and model is mapping) else {} -%}
+    {%- if name not in names -%}
+        {{ return(run_query("show functions like '" ~ name ~ "'").rows | length > 0) }}
+    {%- endif -%}
+    {%- if '_spark_clustering_functions' not in memo -%}
+        {%- set found = [] -%}
+        {%- for row in run_query("show functions like '" ~ names | join('|') ~ "'").rows -%}
+            {%- do found.append((row[0] | string).split('.') | last | lower) -%}
+        {%- endfor -%}
+        {%- do memo.update({'_spark_clustering_functions': found}) -%}
+    {%- endif -%}
+    {{ return(name in memo['_spark_clustering_functions']) }}
+{% endmacro %}
+
+
+{#- The extension's functions the package asks about (udfs/scala/.../SparkClusteringExtensions.scala). -#}
+{% macro _extension_function_names() %}
+    {{ return(['drop_sidecar_table', 'hilbert_key', 'observed_workload', 'recluster_commit', 'table_lease_acquire', 'write_file_stats']) }}
 {% endmacro %}
 
 
