@@ -6,10 +6,11 @@
     planning (docs/data_skipping.md); files it does not know fall back to their footers.
     `clustered_table` and `recluster()` call it after they write; run it on any other table with
         dbt run-operation write_file_stats --args '{relation: my_schema.my_table}'
-    Only files the sidecar does not cover yet are read, unless rebuild=true. Returns
-    {relation, files, files_scanned, sidecar, elapsed_ms, rows, bytes} (rows and bytes: totals over the
-    files the sidecar now covers); under run-operation also printed as one
-    JSON line `write_file_stats: {...}`. -#}
+    Only files the sidecar does not cover yet are read, unless rebuild=true, and of their rows only
+    the columns some footer does not prove. Returns {relation, files, files_scanned, sidecar,
+    elapsed_ms, rows, bytes, columns_scanned} (rows and bytes: totals over the files the sidecar now
+    covers; columns_scanned: the columns the job read, [] when footers proved everything); under
+    run-operation also printed as one JSON line `write_file_stats: {...}`. -#}
 {% macro write_file_stats(relation=none, rebuild=false) %}
     {{ return(adapter.dispatch('write_file_stats', 'spark_clustering')(relation, rebuild)) }}
 {% endmacro %}
@@ -38,6 +39,8 @@
     {%- set row = run_query("select * from write_file_stats("
         ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
         ~ (rebuild | string | lower) ~ "')").rows[0] -%}
+    {%- set columns_scanned = fromjson(row[7]) if row[7] is string else row[7] | list -%}
     {{ return({'relation': relation | string, 'files': row[1] | int, 'files_scanned': row[2] | int,
-               'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int}) }}
+               'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int,
+               'columns_scanned': columns_scanned}) }}
 {% endmacro %}

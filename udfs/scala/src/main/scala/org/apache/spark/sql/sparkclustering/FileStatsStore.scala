@@ -1005,7 +1005,8 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     AttributeReference("sidecar", StringType, nullable = true)(),
     AttributeReference("elapsed_ms", LongType, nullable = false)(),
     AttributeReference("rows", LongType, nullable = false)(),
-    AttributeReference("bytes", LongType, nullable = false)())
+    AttributeReference("bytes", LongType, nullable = false)(),
+    AttributeReference("columns_scanned", ArrayType(StringType, containsNull = false), nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
     val started = System.nanoTime()
@@ -1023,7 +1024,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     // that have a modification time (part of the key)
     val files = ReclusterFiles.dataFiles(spark, t).filter(_.modificationTime > 0)
       .flatMap(d => relativePath(root, d.path).map(rel => EntryKey(rel, d.size, d.modificationTime) -> d))
-    if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed, 0L, 0L))
+    if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed, 0L, 0L, Seq.empty[String]))
 
     val ctx = ReadContext(spark, format)
     val columns = dataSchema.fields.toSeq.filter(recordable(_, ctx))
@@ -1032,14 +1033,24 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       existing.entries.get(key).filter(_.covers(ctx.sidecarContext, columns)).map(key -> _)
     }.toMap
     val toScan = files.filterNot { case (key, _) => kept.contains(key) }
+    // per file, the columns its footer proves exactly (none when it could not be read)
+    val proven = exactFromFooters(spark, conf, format, columns, ctx, toScan)
     // a file whose footer proves every column exactly needs no read of its rows
-    val fromFooters = exactFromFooters(spark, conf, format, columns, ctx, toScan)
-    val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
+    val toRead = toScan.filterNot { case (key, _) => proven.get(key).exists(_.columns.size == columns.size) }
+    // the job reads only the columns some file to read cannot take from its footer (Spark writes
+    // INT96 timestamps without statistics and a double's footer maximum cannot be trusted: a table
+    // of such columns and many others reads those few, not every column again)
+    val scanColumns = columns.filter(c => toRead.exists { case (key, _) => !proven.get(key).exists(_.columns.contains(c.name)) })
     val scanned = if (toRead.isEmpty) Map.empty[EntryKey, Entry]
-      else scan(spark, format, dataSchema, columns, root, toRead.map(_._2), toRead.size == files.size,
-        ctx.sidecarContext)
+      else scan(spark, format, dataSchema, scanColumns, root, toRead.map(_._2), toRead.size == files.size,
+        ctx.sidecarContext).map { case (key, e) =>
+          // the job's row count and columns, the footer's exact bounds for the columns it did not read
+          key -> e.copy(columns = proven.get(key).map(_.columns).getOrElse(Map.empty) ++ e.columns)
+        }
 
-    val entries = files.flatMap { case (key, _) => kept.get(key).orElse(fromFooters.get(key)).orElse(scanned.get(key)) }
+    val entries = files.flatMap { case (key, _) =>
+      kept.get(key).orElse(proven.get(key).filter(_.columns.size == columns.size)).orElse(scanned.get(key))
+    }
     val unchanged = toScan.isEmpty && existing.read.size == 1 && existing.entries.size == entries.size
     val published = if (unchanged) existing.read.head else {
       val types = columns.map(c => c.name -> c.dataType).toMap
@@ -1050,15 +1061,16 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       path
     }
     Seq(Row(tableName, files.size.toLong, toScan.size.toLong, published.toString, elapsed,
-      entries.map(_.rows).sum, entries.map(_.key.size).sum))
+      entries.map(_.rows).sum, entries.map(_.key.size).sum,
+      if (toRead.isEmpty) Seq.empty[String] else scanColumns.map(_.name)))
   }
 
-  /** Entries taken from the footers of the files (read in parallel on the driver, no Spark job):
-   *  only a file whose footer gives, for every column, the exact min and max (or, for a column
-   *  with no non-NULL value, nothing) and the NULL count. Parquet and orc record the data's own
-   *  min / max; the values footers cannot be trusted for (INT96 and legacy-rebased datetimes,
-   *  float / double maxima, strings without a column order, ...) come back unknown from
-   *  `Footer.toFileStats`, and such a file is read instead. */
+  /** Per file, an entry of the columns its footer proves (read in parallel on the driver, no Spark
+   *  job): a column whose exact min and max (or, with no non-NULL value, nothing) and NULL count the
+   *  footer gives. Parquet and orc record the data's own min / max; the values footers cannot be
+   *  trusted for (INT96 and legacy-rebased datetimes, float / double maxima, strings without a
+   *  column order, ...) come back unknown from `Footer.toFileStats`, and that column is read
+   *  instead. No entry for a file whose footer could not be read. */
   private def exactFromFooters(spark: SparkSession, conf: Configuration, format: String, columns: Seq[StructField],
       ctx: ReadContext, files: Seq[(EntryKey, ReclusterFiles.DataFile)]): Map[EntryKey, Entry] = {
     if (files.isEmpty) return Map.empty
@@ -1067,14 +1079,14 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       case ((key, _), Some(footer)) =>
         val stats = footer.toFileStats(columns, ctx)
         val rows = footer.rowCount
-        val exact = columns.map { c =>
+        val exact = columns.flatMap { c =>
           stats.columns.get(c.name).filter { s =>
             s.nullCount.exists(n => n >= 0 && n <= rows) &&
               ((s.min.isDefined && s.max.isDefined && s.nullCount.exists(_ < rows)) ||
                 (s.min.isEmpty && s.max.isEmpty && s.nullCount.contains(rows)))
           }.map(s => c.name -> EntryColumn(c.dataType.catalogString, s))
         }
-        if (exact.forall(_.isDefined)) Some(key -> Entry(key, rows, ctx.sidecarContext, exact.flatten.toMap)) else None
+        Some(key -> Entry(key, rows, ctx.sidecarContext, exact.toMap))
       case _ => None
     }.toMap
   }
