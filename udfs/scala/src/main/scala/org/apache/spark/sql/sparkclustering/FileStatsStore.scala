@@ -1036,7 +1036,8 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     // per file, the columns its footer proves exactly (none when it could not be read)
     val proven = exactFromFooters(spark, conf, format, columns, ctx, toScan)
     // a file whose footer proves every column exactly needs no read of its rows
-    val toRead = toScan.filterNot { case (key, _) => proven.get(key).exists(_.columns.size == columns.size) }
+    val fromFooters = proven.filter { case (_, e) => e.columns.size == columns.size }
+    val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
     // the job reads only the columns some file to read cannot take from its footer (Spark writes
     // INT96 timestamps without statistics and a double's footer maximum cannot be trusted: a table
     // of such columns and many others reads those few, not every column again)
@@ -1048,9 +1049,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
           key -> e.copy(columns = proven.get(key).map(_.columns).getOrElse(Map.empty) ++ e.columns)
         }
 
-    val entries = files.flatMap { case (key, _) =>
-      kept.get(key).orElse(proven.get(key).filter(_.columns.size == columns.size)).orElse(scanned.get(key))
-    }
+    val entries = files.flatMap { case (key, _) => kept.get(key).orElse(fromFooters.get(key)).orElse(scanned.get(key)) }
     val unchanged = toScan.isEmpty && existing.read.size == 1 && existing.entries.size == entries.size
     val published = if (unchanged) existing.read.head else {
       val types = columns.map(c => c.name -> c.dataType).toMap
