@@ -36,7 +36,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tpch-sf", type=float, help="TPC-H scale factor (default 1 = 6.0M lineitem rows; --quick 0.1)")
     parser.add_argument("--tpch-files", type=int, help="files per lineitem variant (default 64; --quick 16)")
     parser.add_argument("--build-rounds", type=int,
-                        help="times each layout is built, in turn; its cost is the fastest (default 3; --quick 1)")
+                        help="times each layout is built, in turn, each round starting one layout later; "
+                             "its cost is the fastest (default 5; --quick 1)")
     parser.add_argument("--boxes", type=int, default=60, help="boxes per workload")
     parser.add_argument("--box-fraction", type=float, default=0.1, help="box width per column, share of its range")
     parser.add_argument("--seed", type=int, default=11, help="seed of the box workloads")
@@ -59,7 +60,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.tpcds_files = args.tpcds_files or (16 if quick else 32)
     args.tpch_sf = args.tpch_sf or (0.1 if quick else 1.0)
     args.tpch_files = args.tpch_files or (16 if quick else 64)
-    args.build_rounds = args.build_rounds or (1 if quick else 3)
+    args.build_rounds = args.build_rounds or (1 if quick else 5)
     args.key_repeat = args.key_repeat or (1 if quick else 3)
     args.recluster_rows = args.recluster_rows or (200_000 if quick else None)
     args.publish = (not quick) if args.publish is None else args.publish

@@ -93,8 +93,9 @@ def with_cpu(cpu, build) -> tuple[float, float | None]:
 
 def build_spark_variants(spark, dbt, ds, cpu, rounds: int) -> dict[str, dict]:
     """insertion order, plain ORDER BY, and the package's linear / zorder / hilbert, `ds.files` files
-    each, every one built `rounds` times in turn (a burst of outside load hits them alike); a
-    variant's cost is its fastest round (wall and CPU each)."""
+    each, every one built `rounds` times in turn (a burst of outside load hits them alike), each
+    round starting one variant later than the last (no variant always runs right after the same
+    one); a variant's cost is its fastest round (wall and CPU each)."""
     prefix = f"{SCHEMA}.{ds.name}"
     builders = {
         INSERTION: (f"{prefix}_insertion", lambda: ctas(
@@ -116,9 +117,10 @@ def build_spark_variants(spark, dbt, ds, cpu, rounds: int) -> dict[str, dict]:
 
         builders[f"clustered {method}"] = (f"{SCHEMA}.{alias}", build)
     timings = {name: [] for name in builders}
-    for _ in range(rounds):
-        for name, (_, build) in builders.items():
-            timings[name].append(with_cpu(cpu, build))
+    names = list(builders)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            timings[name].append(with_cpu(cpu, builders[name][1]))
     out = {}
     for name, (table, _) in builders.items():
         cpus = [c for _, c in timings[name] if c is not None]

@@ -138,8 +138,8 @@ def render_report(results: dict, image_prefix: str) -> str:
            f"Machine: {machine_line(results)}.", "",
            "Every variant of a dataset holds the same rows (checked: order-independent fingerprint) in the same "
            "number of files (delta-rs: as close as its target size gets, actual count shown). Every Spark layout "
-           f"of a dataset is built {a.get('build_rounds', 1)} time(s) in turn; its build cost is the fastest "
-           "round (wall and CPU each; all rounds are in build/bench/report.json).", ""]
+           f"of a dataset is built {a.get('build_rounds', 1)} time(s) in turn, each round starting one layout later "
+           "than the last; its build cost is the fastest round (wall and CPU each; all rounds are in build/bench/report.json).", ""]
     for d in results["datasets"].values():
         out += [f"## {d['title']}: {d['rows']:,} rows, {d['files']} files, cluster on {', '.join(d['columns'])}", ""]
         out += [f"- {n}" for n in d["notes"]]
