@@ -251,3 +251,37 @@ def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):
           expect_success=False)
     # recover_swap ran first in that call: staging (v2, validated) was promoted, then v1's build failed.
     assert_same_rows(spark, v2, f"{s}.{alias}")
+
+
+def test_a_rebuild_reads_its_source_twice_whether_it_grew_or_shrank(spark, dbt, s):
+    """A rebuild of a query that a scan cannot count (here a Python UDF filters it; a join or an
+    aggregate alike) counts the rows in its sampling pass (sized on the row count the last build
+    recorded), so the model query runs twice, as for an ORDER BY: that pass and the write. A
+    source that grew since is sampled too much and thinned; one that shrank to under ~40 % is
+    sampled too little (the pass samples 1.25x the rows needed, half of them are enough) and
+    sampled again. Either way the files keep their share of the rows and
+    the recorded count is exact."""
+    evaluated = spark.sparkContext.accumulator(0)
+
+    def seen(_):
+        evaluated.add(1)
+        return True
+
+    spark.udf.register("sc_test_seen", seen, "boolean")
+    alias, sources = "resized", {}
+    for rows in (60000, 180000, 90000, 20000):
+        sources[rows] = make_table(spark, f"{s}.resized_{rows}", f"""select id, cast(abs(xxhash64(id)) % 5000 as int) as a,
+            cast(abs(xxhash64(id, 3)) % 5000 as int) as b from range({rows})""")
+    passes = []
+    for rows in (60000, 60000, 180000, 90000, 20000):
+        spark.sql(f"create or replace temporary view resized_src as select * from {sources[rows]} where sc_test_seen(id)")
+        before = evaluated.value
+        build(dbt, "resized_src", alias, num_files=4, ranges=256)
+        passes.append((evaluated.value - before) / rows)
+        assert_same_rows(spark, sources[rows], f"{s}.{alias}")
+        props = {r.key: r.value for r in spark.sql(f"show tblproperties {s}.{alias}").collect()}
+        assert int(props["spark_clustering.row_count"]) == rows
+        sizes = [r.n for r in spark.sql(f"select count(*) as n from {s}.{alias} group by _metadata.file_path").collect()]
+        assert len(sizes) == 4 and max(sizes) <= 1.1 * rows / 4 and min(sizes) >= 0.9 * rows / 4, (rows, sizes)
+    # the first build counts first; shrinking from 90000 to 20000 rows left the pass too few sampled rows
+    assert passes == [3, 2, 2, 2, 3], passes
