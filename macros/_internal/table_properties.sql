@@ -11,16 +11,6 @@
 {% endmacro %}
 
 
-{#- The row count the previous build of `relation` recorded (tblproperty spark_clustering.row_count),
-    read from the `show table extended` text dbt cached for the relation (no query); none when
-    there is no such table or property. -#}
-{% macro _previous_row_count(relation) %}
-    {%- if relation is none or relation.is_view or not relation.information -%}{{ return(none) }}{%- endif -%}
-    {%- set found = modules.re.search('[\\[ ]spark_clustering\\.row_count=([0-9]+)[,\\]]', relation.information) -%}
-    {{ return(found.group(1) | int if found else none) }}
-{% endmacro %}
-
-
 {#- `alter table <relation> set tblproperties ('key' = 'value', ...)` for a dict of properties.
     Lists and dicts are stored as JSON, so a column `x,y` stays one name; booleans as true/false;
     every key and value goes through _sql_literal, so a quote, backslash or non-ASCII character in a

@@ -19,12 +19,13 @@
                        and (backend == 'sql' or cfg.method == 'auto' or (cluster_names | length)
                             * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
     {%- set sample_pass = none -%}
-    {%- if row_count is none and key_fits -%}
+    {%- if row_count is none and key_fits and existing is not none and not existing.is_view -%}
         {#- A rebuild of a query whose count(*) is a whole evaluation (a join, an aggregate) sizes
-            its sample on the previous build's row count and counts the rows in the sampling pass
-            itself. A first build, or a query a scan counts, counts first. -#}
-        {%- set previous = spark_clustering._previous_row_count(existing) -%}
-        {%- if previous is not none -%}
+            its sample on the row count the previous build recorded and counts the rows in the
+            sampling pass itself. A first build, or a query a scan counts, counts first. -#}
+        {%- set previous = spark_clustering._table_properties(existing).get('spark_clustering.row_count') -%}
+        {%- if previous -%}
+            {%- set previous = previous | int -%}
             {%- set planned = spark_clustering._presample_rows(cfg, ranges, cfg.num_files or spark_clustering._files_for_target(previous, cfg, existing)) -%}
             {#- only well below all the rows: a table that grew 100x since caches ~100x its sample -#}
             {%- if 1.25 * planned <= 0.5 * previous and not spark_clustering._count_is_cheap(source_view) -%}
@@ -65,11 +66,11 @@
             {#- the pass sampled enough (the table did not shrink to under half); more than twice
                 enough (it grew) is thinned to ~1.25x, which the file cuts sort on one task -#}
             {%- set sample = spark_clustering._sampled_rows(sample_pass, cluster_names, 1.25 * sample_rows) -%}
-        {%- elif presample -%}
-            {%- do spark_clustering._drop_sample(sample_pass) -%}
-            {%- set sample = spark_clustering._sample_clustering_columns(source_view, cluster_names, fraction, sample_rows) -%}
         {%- else -%}
             {%- do spark_clustering._drop_sample(sample_pass) -%}
+            {%- if presample -%}
+                {%- set sample = spark_clustering._sample_clustering_columns(source_view, cluster_names, fraction, sample_rows) -%}
+            {%- endif -%}
         {%- endif -%}
         {%- if presample -%}
             {#- the quantiles need only their ~20 rows per range of the sample the file cuts need -#}
@@ -160,7 +161,8 @@
 {#- The same sample and the source's row count from one pass: each task of the source's last stage
     counts its rows and lists its sampled ones (one group per task, so the aggregation is a count
     and an append). The cache is lazy: the query that reads the two totals fills it in the same job.
-    Returns {row_count, sampled, pass (the cached view), drop}. -#}
+    Returns {row_count, sampled, pass (the cached view), sample (the name _sampled_rows gives its
+    rows), drop}. -#}
 {% macro _sample_and_count(source_view, cluster_names, fraction, seed=42) %}
     {%- set pass = source_view ~ '_sample_pass' -%}
     {%- set columns = spark_clustering._quoted_columns(cluster_names) -%}
@@ -168,14 +170,15 @@
                      ~ ')) filter (where __sc_u < ' ~ fraction ~ ') as __sc_sampled from (select ' ~ columns ~ ', rand(' ~ seed
                      ~ ') as __sc_u, spark_partition_id() as __sc_task from ' ~ source_view ~ ') group by __sc_task') -%}
     {%- set row = run_query('select coalesce(sum(__sc_rows), 0), coalesce(sum(size(__sc_sampled)), 0) from ' ~ pass).rows[0] -%}
-    {{ return({'row_count': row[0] | int, 'sampled': row[1] | int, 'pass': pass, 'drop': [pass]}) }}
+    {{ return({'row_count': row[0] | int, 'sampled': row[1] | int, 'pass': pass, 'sample': source_view ~ '_sample',
+               'drop': [pass]}) }}
 {% endmacro %}
 
 
 {#- The sampled rows of a _sample_and_count pass as a sample, thinned to ~`rows` when there are more
     than twice as many (the table grew since the build its fraction was planned on). -#}
 {% macro _sampled_rows(sample_pass, cluster_names, rows, seed=43) %}
-    {%- set sample = sample_pass.pass | replace('_sample_pass', '_sample') -%}
+    {%- set sample = sample_pass.sample -%}
     {%- set thin = sample_pass.sampled > 2 * rows -%}
     {%- do run_query('create or replace temporary view ' ~ sample ~ ' as select ' ~ spark_clustering._quoted_columns(cluster_names)
                      ~ ' from (select inline(__sc_sampled) from ' ~ sample_pass.pass ~ ')'
