@@ -18,15 +18,23 @@
     {%- set key_fits = cfg.method != 'linear' and partition_by | length == 0
                        and (backend == 'sql' or cfg.method == 'auto' or (cluster_names | length)
                             * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
+    {#- What the previous build of this table recorded, read once: its row count (a rebuild sizes its
+        sample on it) and its bytes per row (cluster_target_file_bytes). -#}
+    {%- set recorded = {} -%}
+    {%- if existing is not none and not existing.is_view
+           and ((row_count is none and key_fits) or (cfg.target_file_bytes and not cfg.num_files)) -%}
+        {%- set recorded = spark_clustering._table_properties(existing) -%}
+    {%- endif -%}
+    {%- set bytes_per_row = (recorded['spark_clustering.bytes_per_row'] | float) if recorded.get('spark_clustering.bytes_per_row') else none -%}
     {%- set sample_pass = none -%}
-    {%- if row_count is none and key_fits and existing is not none and not existing.is_view -%}
+    {%- if row_count is none and key_fits -%}
         {#- A rebuild of a query whose count(*) is a whole evaluation (a join, an aggregate) sizes
             its sample on the row count the previous build recorded and counts the rows in the
             sampling pass itself. A first build, or a query a scan counts, counts first. -#}
-        {%- set previous = spark_clustering._table_properties(existing).get('spark_clustering.row_count') -%}
+        {%- set previous = recorded.get('spark_clustering.row_count') -%}
         {%- if previous -%}
             {%- set previous = previous | int -%}
-            {%- set planned = spark_clustering._presample_rows(cfg, ranges, cfg.num_files or spark_clustering._files_for_target(previous, cfg, existing)) -%}
+            {%- set planned = spark_clustering._presample_rows(cfg, ranges, cfg.num_files or spark_clustering._files_for_target(previous, cfg, bytes_per_row)) -%}
             {#- only well below all the rows: a table that grew 100x since caches ~100x its sample -#}
             {%- if 1.25 * planned <= 0.5 * previous and not spark_clustering._count_is_cheap(source_view) -%}
                 {%- set sample_pass = spark_clustering._sample_and_count(source_view, cluster_names, 1.25 * planned / previous) -%}
@@ -37,7 +45,7 @@
     {%- if row_count is none -%}
         {%- set row_count = run_query('select count(*) from ' ~ source_view).rows[0][0] | int -%}
     {%- endif -%}
-    {%- set num_files = cfg.num_files or spark_clustering._files_for_target(row_count, cfg, existing) -%}
+    {%- set num_files = cfg.num_files or spark_clustering._files_for_target(row_count, cfg, bytes_per_row) -%}
     {#- Tiny files cost more in per-file overhead (footers, listing, tasks) than their min/max save. -#}
     {%- if num_files > 1 and row_count < 1000 * num_files -%}
         {{ exceptions.warn('spark_clustering: ' ~ (label or model.name) ~ ': ' ~ row_count ~ ' rows in ' ~ num_files
@@ -261,19 +269,15 @@
 
 
 {#- Files for a write: enough that no file exceeds cluster_target_file_rows and, when
-    cluster_target_file_bytes is set, that bytes target too. Bytes per row: `bytes_per_row` when the
-    caller measured them (recluster, on the files it rewrites), else what the previous build of
-    this table measured on its own files (tblproperty spark_clustering.bytes_per_row): parquet/orc
-    compression depends on the data, so a table's first build follows the rows target only. -#}
-{% macro _files_for_target(row_count, cfg, existing=none, bytes_per_row=none) %}
+    cluster_target_file_bytes is set and `bytes_per_row` is known, that bytes target too. Bytes per
+    row: what recluster measured on the files it rewrites, or what the previous build of the table
+    measured on its own files (tblproperty spark_clustering.bytes_per_row, read by
+    _plan_clustered_write): parquet/orc compression depends on the data, so a table's first build
+    follows the rows target only. -#}
+{% macro _files_for_target(row_count, cfg, bytes_per_row=none) %}
     {%- set files = [1, ((row_count + cfg.target_file_rows - 1) // cfg.target_file_rows)] | max -%}
-    {%- set ns = namespace(measured=bytes_per_row) -%}
-    {%- if cfg.target_file_bytes and ns.measured is none and existing is not none and not existing.is_view -%}
-        {%- set measured = spark_clustering._table_properties(existing).get('spark_clustering.bytes_per_row') -%}
-        {%- if measured -%}{%- set ns.measured = measured | float -%}{%- endif -%}
-    {%- endif -%}
-    {%- if cfg.target_file_bytes and ns.measured -%}
-        {%- set by_bytes = ((row_count * ns.measured / cfg.target_file_bytes) | round(0, 'ceil')) | int -%}
+    {%- if cfg.target_file_bytes and bytes_per_row -%}
+        {%- set by_bytes = ((row_count * bytes_per_row / cfg.target_file_bytes) | round(0, 'ceil')) | int -%}
         {%- set files = [files, by_bytes] | max -%}
     {%- endif -%}
     {{ return(files) }}
