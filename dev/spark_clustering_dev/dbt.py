@@ -1,6 +1,7 @@
 """Drive dbt in-process with `dbtRunner` against the integration-test project."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -55,6 +56,19 @@ def packages_installed(project_dir: Path = INTEGRATION_TESTS) -> bool:
     return (Path(project_dir) / "dbt_packages" / "spark_clustering").exists()
 
 
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """An exclusive lock between processes, held for the `with` block (released when the process dies)."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_clustering_it",
             vars: dict[str, Any] | None = None, project_dir: Path = INTEGRATION_TESTS,
             expect_success: bool = True, env: dict[str, str] | None = None, deps: bool = True) -> DbtRun:
@@ -73,7 +87,9 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
     common = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
     with _lock:
         if deps and str(project_dir) not in _deps_done:
-            installed = dbtRunner().invoke(["deps", "--quiet", *common])
+            # dbt deps rewrites dbt_packages/: one process at a time (parallel test workers)
+            with _file_lock(project_dir / "dbt_packages.lock"):
+                installed = dbtRunner().invoke(["deps", "--quiet", *common])
             if not installed.success:
                 raise DbtError(["deps"], _messages(installed.result, installed.exception))
             _deps_done.add(str(project_dir))

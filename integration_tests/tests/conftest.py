@@ -11,11 +11,18 @@ import shutil
 import pytest
 
 from spark_clustering_dev.dbt import run_dbt
-from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
 from spark_clustering_dev.spark import get_spark
 
 # Per process, so two pytest runs on one machine never share (or wipe) a warehouse.
 PYTEST_WORK = WORK / f"pytest-{os.getpid()}"
+
+# Under pytest-xdist (scripts/test runs 2 workers) each worker is a process of its own: its dbt
+# writes its own target/ (partial parse file, compiled SQL) and logs/ (kept after the run, as
+# integration_tests/logs/ is without workers); child processes inherit both.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("DBT_TARGET_PATH", str(PYTEST_WORK / "dbt_target"))
+    os.environ.setdefault("DBT_LOG_PATH", str(INTEGRATION_TESTS / "logs" / os.environ["PYTEST_XDIST_WORKER"]))
 
 
 @pytest.fixture(scope="session")
@@ -50,3 +57,18 @@ def dbt(spark, dbt_schema):
 
     spark.sql(f"create database if not exists {dbt_schema}")
     return _run
+
+
+# The modules that take longest (several child processes or dbt runs of their own each), measured
+# with --durations: scheduled first, so with 2 workers (scripts/test) none of them is left running
+# alone at the end. Every other module keeps its place.
+SLOW_MODULES = ["test_recluster_kill", "test_data_skipping", "test_concurrent_dbt", "test_commit_races",
+                "test_cluster_e2e"]
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.module.__name__.rsplit(".", 1)[-1]
+        return SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
+
+    items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept
