@@ -1,4 +1,5 @@
-"""Shared fixtures: ONE embedded SparkSession for the whole pytest process, dbt in-process.
+"""Shared fixtures: ONE embedded SparkSession for the whole pytest process (each pytest-xdist worker
+is a process of its own), dbt in-process.
 
 Starting Spark costs ~30 s, so every module shares the session; modules isolate themselves by
 using their own dbt schema (`dbt_schema`).
