@@ -57,7 +57,7 @@ import time
 from pathlib import Path
 
 import report_datasets
-from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import BUILD, REPO, WORK, local
 from spark_clustering_dev.spark import get_spark
 
@@ -74,8 +74,7 @@ KINDS = ["1 column", "2 columns", "3 columns", "point"]
 def dbt_run(args: list[str], schema: str, vars: dict):
     """run_dbt with this benchmark's own target/log folders (tests may run dbt at the same time)."""
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-skipping"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-skipping")}
-    # dbt deps rewrites integration_tests/dbt_packages, which a concurrent test run may be reading.
-    return run_dbt(args, schema=schema, vars=vars, env=env, deps=not packages_installed())
+    return run_dbt(args, schema=schema, vars=vars, env=env)
 
 
 def set_skipping(spark, on: bool) -> None:

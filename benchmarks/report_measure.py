@@ -18,7 +18,7 @@ import report_datasets
 import report_delta
 import report_memory
 import report_pruning
-from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import BUILD, REPO, WORK, local
 from spark_clustering_dev.spark import get_spark
@@ -37,13 +37,10 @@ INSERTION = "insertion order"
 
 def dbt_runner():
     """run_dbt with this report's own target/log folders (the tests may run dbt at the same time)."""
-    # dbt deps rewrites integration_tests/dbt_packages, which a concurrent test run may be reading:
-    # skip it when the local package link is already there.
-    deps = not packages_installed()
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target"), "DBT_LOG_PATH": str(BENCH / "dbt-logs")}
 
     def run(args: list[str], schema: str, vars: dict) -> object:
-        return run_dbt(args, schema=schema, vars=vars, env=env, deps=deps)
+        return run_dbt(args, schema=schema, vars=vars, env=env)
 
     return run
 

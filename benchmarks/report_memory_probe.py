@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import report_memory
-from spark_clustering_dev.dbt import packages_installed, run_dbt
+from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import BUILD, WORK
 from spark_clustering_dev.spark import get_spark
 
@@ -60,8 +60,7 @@ def start_session(work: Path, cluster):
 def build_hilbert(source: str, files: int) -> float:
     env = {"DBT_TARGET_PATH": str(BUILD / "bench" / "dbt-target-memory"),
            "DBT_LOG_PATH": str(BUILD / "bench" / "dbt-logs")}
-    # deps only when missing: dbt deps rewrites a folder the tests may be using
-    run = run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, env=env, deps=not packages_installed(),
+    run = run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, env=env,
                   vars={"case_source": source, "case_alias": "memory_hilbert", "case_method": "hilbert",
                         "case_cluster_by": COLUMNS, "case_num_files": files})
     return run.node_results()["cluster_case"].execution_time

@@ -11,7 +11,6 @@ from typing import Any
 
 from spark_clustering_dev.paths import INTEGRATION_TESTS
 
-_deps_done: set[str] = set()  # project dirs `dbt deps` ran for in this process
 _lock = threading.Lock()
 
 
@@ -71,12 +70,12 @@ def _file_lock(path: Path):
 
 def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_clustering_it",
             vars: dict[str, Any] | None = None, project_dir: Path = INTEGRATION_TESTS,
-            expect_success: bool = True, env: dict[str, str] | None = None, deps: bool = True) -> DbtRun:
+            expect_success: bool = True, env: dict[str, str] | None = None) -> DbtRun:
     """Run `dbt <args>` in this process (so the embedded SparkSession is shared).
 
-    deps=True: first run `dbt deps` for `project_dir`, once per process. deps=False: never run it (dbt
-    deps rewrites dbt_packages/, which a test run beside a benchmark may be reading; pass
-    `deps=not packages_installed()`).
+    First runs `dbt deps` for `project_dir` when its package link is missing (packages_installed):
+    dbt deps rewrites dbt_packages/, which another process (a test worker, a benchmark) may be
+    reading, and the link to the local package stays current once made.
     Raises DbtError with every reported error when the outcome differs from `expect_success`.
     """
     from dbt.cli.main import dbtRunner
@@ -90,14 +89,12 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
                        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **(env or {})})
     project_dir = Path(project_dir)
     common = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
-    with _lock:
-        if deps and str(project_dir) not in _deps_done:
-            # dbt deps rewrites dbt_packages/: one process at a time (parallel test workers)
-            with _file_lock(project_dir / "dbt_packages.lock"):
-                installed = dbtRunner().invoke(["deps", "--quiet", *common])
+    # one process at a time decides and installs (parallel test workers start together)
+    with _lock, _file_lock(project_dir / "dbt_packages.lock"):
+        if not packages_installed(project_dir):
+            installed = dbtRunner().invoke(["deps", "--quiet", *common])
             if not installed.success:
                 raise DbtError(["deps"], _messages(installed.result, installed.exception))
-            _deps_done.add(str(project_dir))
     full = [*args, *common, "--target", target]
     if vars:
         full += ["--vars", json.dumps(vars)]
