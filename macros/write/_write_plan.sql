@@ -18,25 +18,27 @@
     {%- set key_fits = cfg.method != 'linear' and partition_by | length == 0
                        and (backend == 'sql' or cfg.method == 'auto' or (cluster_names | length)
                             * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
-    {#- What the previous build of this table recorded, read once: its row count (a rebuild sizes its
-        sample on it) and its bytes per row (cluster_target_file_bytes). -#}
+    {%- set rebuild = existing is not none and not existing.is_view -%}
+    {#- A rebuild of a query whose count(*) is a whole evaluation (a join, an aggregate) sizes its
+        sample on the row count the previous build recorded and counts the rows in the sampling
+        pass itself. A first build, or a query a scan counts (asked first: then the recorded count
+        is not needed), counts first. -#}
+    {%- set count_in_pass = rebuild and row_count is none and key_fits and not spark_clustering._count_is_cheap(source_view) -%}
+    {#- What the previous build of this table recorded, read once: its row count (for count_in_pass)
+        and its bytes per row (cluster_target_file_bytes). -#}
     {%- set recorded = {} -%}
-    {%- if existing is not none and not existing.is_view
-           and ((row_count is none and key_fits) or (cfg.target_file_bytes and not cfg.num_files)) -%}
+    {%- if rebuild and (count_in_pass or (cfg.target_file_bytes and not cfg.num_files)) -%}
         {%- set recorded = spark_clustering._table_properties(existing) -%}
     {%- endif -%}
     {%- set bytes_per_row = (recorded['spark_clustering.bytes_per_row'] | float) if recorded.get('spark_clustering.bytes_per_row') else none -%}
     {%- set sample_pass = none -%}
-    {%- if row_count is none and key_fits -%}
-        {#- A rebuild of a query whose count(*) is a whole evaluation (a join, an aggregate) sizes
-            its sample on the row count the previous build recorded and counts the rows in the
-            sampling pass itself. A first build, or a query a scan counts, counts first. -#}
+    {%- if count_in_pass -%}
         {%- set previous = recorded.get('spark_clustering.row_count') -%}
         {%- if previous -%}
             {%- set previous = previous | int -%}
             {%- set planned = spark_clustering._presample_rows(cfg, ranges, cfg.num_files or spark_clustering._files_for_target(previous, cfg, bytes_per_row)) -%}
             {#- only well below all the rows: a table that grew 100x since caches ~100x its sample -#}
-            {%- if 1.25 * planned <= 0.5 * previous and not spark_clustering._count_is_cheap(source_view) -%}
+            {%- if 1.25 * planned <= 0.5 * previous -%}
                 {%- set sample_pass = spark_clustering._sample_and_count(source_view, cluster_names, 1.25 * planned / previous) -%}
                 {%- set row_count = sample_pass.row_count -%}
             {%- endif -%}
