@@ -9,6 +9,7 @@ plan: {"work": dir, "schema": s, "with_jar": true, "steps": [step, ...]} with ea
     {"dbt": [...], "vars": {...}, "expect_failure": true}
         run dbt expecting it to fail; print `recluster_child_error: <json list of dbt's messages>`
     {"sql": "..."}                               run a statement
+    {"tables": true}                             print `recluster_child_tables: <json list of the schema's tables>`
     {"check": {"alias": a, "batches": [[start, end], ...]}}
         print `recluster_child: {"rows_match": bool, "actual": [...], "expected": [...],
         "leftovers": [...], "files": n}` for the model's table.
@@ -36,6 +37,9 @@ def main(plan: dict) -> None:
             run_dbt(step["dbt"], schema=schema, vars=step.get("vars"))
         elif "sql" in step:
             spark.sql(step["sql"])
+        elif "tables" in step:
+            names = sorted(r.tableName for r in spark.sql(f"show tables in {schema}").collect())
+            print("recluster_child_tables: " + json.dumps(names), flush=True)
         else:
             check = step["check"]
             table = f"{schema}.{check['alias']}"

@@ -1,6 +1,8 @@
 """`clustered_table` on awkward data, bad config and injected failures."""
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from spark_clustering_dev.dbt import DbtError
@@ -13,9 +15,23 @@ def build(dbt, source, alias, expect_success=True, extra_vars=None, **case):
     return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
 
 
-def fail_at(point):
-    """The test hook that makes clustered_table raise at `point` (macros/_internal/test_hooks.sql)."""
-    return {"spark_clustering_test_hooks": {f"clustered_table.{point}": "fail"}}
+# Steps of the jar's swap_staging_table (one call with the extension loaded, as here): its test hook
+# is the Spark conf spark.sparkclustering.test.pauseAt, not the macros' var.
+SWAP_STEPS = {"after_backup", "after_promote"}
+
+
+@contextlib.contextmanager
+def failing_at(spark, point):
+    """The test hook that makes clustered_table raise at `point` (docs/concurrency.md, "Test hooks"):
+    yields the dbt vars of the build that should fail there."""
+    if point not in SWAP_STEPS:
+        yield {"spark_clustering_test_hooks": {f"clustered_table.{point}": "fail"}}
+        return
+    spark.conf.set("spark.sparkclustering.test.pauseAt", f"clustered_table.{point}:fail")
+    try:
+        yield {}
+    finally:
+        spark.conf.unset("spark.sparkclustering.test.pauseAt")
 
 
 def make_table(spark, name, sql):
@@ -220,7 +236,8 @@ def test_failure_mid_build_leaves_readable_data(spark, dbt, s, point):
     v1 = make_table(spark, f"{s}.crash_v1_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
     v2 = make_table(spark, f"{s}.crash_v2_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(7000)")
     build(dbt, v1, alias, num_files=4)
-    run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars=fail_at(point))
+    with failing_at(spark, point) as hook_vars:
+        run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars=hook_vars)
     assert f"injected failure at clustered_table.{point}" in "\n".join(run.messages)
     tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
     if point == "after_backup":
@@ -245,10 +262,11 @@ def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):
     v1 = make_table(spark, f"{s}.rollfwd_v1", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(300)")
     v2 = make_table(spark, f"{s}.rollfwd_v2", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(900)")
     build(dbt, v1, alias, num_files=2)
-    build(dbt, v2, alias, num_files=2, expect_success=False, extra_vars=fail_at("after_backup"))
+    with failing_at(spark, "after_backup") as hook_vars:
+        build(dbt, v2, alias, num_files=2, expect_success=False, extra_vars=hook_vars)
     # Run a different model's source so the rebuild itself cannot be what restores v2.
-    build(dbt, v1, alias, num_files=2, extra_vars=fail_at("after_staging_write"),
-          expect_success=False)
+    with failing_at(spark, "after_staging_write") as hook_vars:
+        build(dbt, v1, alias, num_files=2, extra_vars=hook_vars, expect_success=False)
     # recover_swap ran first in that call: staging (v2, validated) was promoted, then v1's build failed.
     assert_same_rows(spark, v2, f"{s}.{alias}")
 

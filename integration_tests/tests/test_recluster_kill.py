@@ -162,3 +162,34 @@ def test_without_the_extension_recluster_says_what_to_load(work):
     # the failed post-hook left the model's rows in place; the next run appended its own
     check = check_line(output)
     assert check["rows_match"] and check["leftovers"] == [], check
+
+
+def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(work):
+    """A Spark started without the jar: clustered_table swaps by one SQL statement per step (the
+    jar's swap_staging_table is not there), the macros' test hook fails it between the two renames,
+    and the next build finishes that swap and builds: the model's rows, nothing left beside them."""
+    table_vars = {"rc_materialized": "clustered_table", "rc_skip": True}
+    failing = {"spark_clustering_test_hooks": {"clustered_table.after_backup": "fail"}}
+    plan = {"work": str(work / "no-jar-swap"), "schema": SCHEMA, "with_jar": False, "steps": [
+        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 3000, **table_vars)},
+        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 5000, **table_vars, **failing),
+         "expect_failure": True},
+        {"tables": True},
+        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 6000, **table_vars)},
+        {"check": {"alias": ALIAS, "batches": [[0, 6000]]}},
+        {"tables": True},
+    ]}
+    code, output = run_child(plan, kill_at=None)
+    assert code == 0, output[-4000:]
+    [line] = [x for x in output.splitlines() if x.startswith("recluster_child_error: ")]
+    assert "injected failure at clustered_table.after_backup" in line, line
+    # the interrupted swap (live table renamed away, validated staging table beside it) was finished
+    assert "finishing an interrupted swap" in output, output[-4000:]
+    # failed between the renames: the previous table under the backup name, the validated staging beside it
+    after_failure, after_recovery = [json.loads(x.split(": ", 1)[1]) for x in output.splitlines()
+                                     if x.startswith("recluster_child_tables: ")]
+    assert f"{ALIAS}__sc_backup" in after_failure and f"{ALIAS}__sc_staging" in after_failure, after_failure
+    assert ALIAS not in after_failure, after_failure
+    check = check_line(output)
+    assert check["rows_match"] and check["leftovers"] == [], check
+    assert [t for t in after_recovery if t.startswith(ALIAS)] == [ALIAS], after_recovery

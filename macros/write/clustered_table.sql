@@ -43,9 +43,8 @@
         per-file row counts are what the copy's row count is checked with -#}
     {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
     {{ spark_clustering._validate_staging(staging, plan, cfg, file_stats) }}
-    {%- do spark_clustering._table_lease_check(lease, 'clustered_table ' ~ model.name) -%}
-    {{ spark_clustering.swap_relation(staging, target_relation, existing) }}
-    {%- do spark_clustering._table_lease_release(lease) -%}
+    {%- set released = spark_clustering.swap_relation(staging, target_relation, existing, lease, 'clustered_table ' ~ model.name) -%}
+    {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}
 
     {% call statement('spark_clustering_drop_source_view') -%}
         drop view if exists {{ source_view }}

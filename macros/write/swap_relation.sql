@@ -4,18 +4,34 @@
     Renames are metastore operations; a crash between any two steps leaves either the old or the
     new table under a known name, and `recover_swap` (run first by every write) finishes or rolls
     back: staging is only promoted when it carries the `spark_clustering.validated` property,
-    which is set after its row count and checksum matched the source. -#}
-{% macro swap_relation(staging, target, existing) %}
-    {{ return(adapter.dispatch('swap_relation', 'spark_clustering')(staging, target, existing)) }}
+    which is set after its row count and checksum matched the source. With the extension loaded
+    the steps run in one call of its `swap_staging_table`, which checks the writer lease `lease`
+    first and releases it last (returns true: the lease is given up); without it, one statement
+    each (returns false). -#}
+{% macro swap_relation(staging, target, existing, lease=none, what=none) %}
+    {{ return(adapter.dispatch('swap_relation', 'spark_clustering')(staging, target, existing, lease, what)) }}
 {% endmacro %}
 
-{% macro spark__swap_relation(staging, target, existing) %}
+{% macro spark__swap_relation(staging, target, existing, lease, what) %}
     {%- set backup = spark_clustering._sidecar_relation(target, 'backup') -%}
     {%- if existing is not none and existing.is_view -%}
         {#- A view holds no data: nothing to keep. -#}
         {% do adapter.drop_relation(existing) %}
         {%- set existing = none -%}
     {%- endif -%}
+    {%- if spark_clustering._has_extension_function('swap_staging_table') -%}
+        {#- one round trip instead of six (lease check, 2 renames, backup drop, release) -#}
+        {%- do run_query("select * from swap_staging_table("
+            ~ spark_clustering._sql_literal(target.schema ~ '.' ~ target.identifier, 'swap') ~ ", "
+            ~ spark_clustering._sql_literal(lease or '', 'swap') ~ ", "
+            ~ spark_clustering._sql_literal(what or ('swap of ' ~ target), 'swap') ~ ")") -%}
+        {#- dbt's relation cache, as the renames and the drop of the SQL path leave it -#}
+        {%- if existing is not none -%}{%- do adapter.cache_renamed(target, backup) -%}{%- endif -%}
+        {%- do adapter.cache_renamed(staging, target) -%}
+        {%- if existing is not none -%}{%- do adapter.cache_dropped(backup) -%}{%- endif -%}
+        {{ return(true) }}
+    {%- endif -%}
+    {%- do spark_clustering._table_lease_check(lease, what) -%}
     {%- if existing is not none -%}
         {% do adapter.rename_relation(target, backup) %}
     {%- endif -%}
@@ -25,9 +41,10 @@
     {%- if existing is not none -%}
         {%- do spark_clustering._drop_sidecar(backup) -%}
     {%- endif -%}
+    {{ return(false) }}
 {% endmacro %}
 
 
-{% macro default__swap_relation(staging, target, existing) %}
+{% macro default__swap_relation(staging, target, existing, lease, what) %}
     {{ spark_clustering._unsupported_adapter('swap_relation', 'renames tables with ALTER TABLE ... RENAME TO, which must be a metastore operation') }}
 {% endmacro %}

@@ -112,6 +112,14 @@ object ReclusterTableFunctions {
         arity("drop_sidecar_table", args, 1, "drop_sidecar_table('db.t__sc_backup')")
         DropSidecarTable(string("drop_sidecar_table", args(0), "table"))
       }),
+    (FunctionIdentifier("swap_staging_table"),
+      info("swap_staging_table", "swap_staging_table(table, lease_token, what) - replace table by its validated " +
+        "__sc_staging table (backup rename, promote, backup drop) under the lease, then release it"),
+      args => {
+        val f = "swap_staging_table"
+        arity(f, args, 3, "swap_staging_table('db.t', lease_token, what)")
+        SwapStagingTable(string(f, args(0), "table"), string(f, args(1), "lease_token"), string(f, args(2), "what"))
+      }),
     (FunctionIdentifier("observed_workload"),
       info("observed_workload", "observed_workload(table) - the boxes {column: [lo, hi]} the scans of a " +
         "clustered table filtered on (box JSON, queries, last_seen), recorded at planning time"),
