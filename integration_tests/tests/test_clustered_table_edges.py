@@ -303,3 +303,15 @@ def test_a_rebuild_reads_its_source_twice_whether_it_grew_or_shrank(spark, dbt, 
         assert len(sizes) == 4 and max(sizes) <= 1.1 * rows / 4 and min(sizes) >= 0.9 * rows / 4, (rows, sizes)
     # the first build counts first; shrinking from 90000 to 20000 rows left the pass too few sampled rows
     assert passes == [3, 2, 2, 2, 3], passes
+
+
+def test_a_view_under_the_model_name_is_replaced_by_the_table(spark, dbt, s):
+    """The model was a view before: the build drops it (it holds no data) and swaps the table in."""
+    alias = "was_view"
+    src = make_table(spark, f"{s}.was_view_src", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(3000)")
+    spark.sql(f"create or replace view {s}.{alias} as select * from {src} where id < 10")
+    build(dbt, src, alias, num_files=2)
+    assert spark.sql(f"describe table extended {s}.{alias}").where("col_name = 'Type'").first()[1] == "MANAGED"
+    assert_same_rows(spark, src, f"{s}.{alias}")
+    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables

@@ -14,12 +14,17 @@
 
 {% macro spark__swap_relation(staging, target, existing, lease, what) %}
     {%- set backup = spark_clustering._sidecar_relation(target, 'backup') -%}
+    {%- set one_call = spark_clustering._has_extension_function('swap_staging_table') -%}
+    {#- the lease is checked before anything changes (swap_staging_table checks it itself first) -#}
+    {%- if not one_call or (existing is not none and existing.is_view) -%}
+        {%- do spark_clustering._table_lease_check(lease, what) -%}
+    {%- endif -%}
     {%- if existing is not none and existing.is_view -%}
         {#- A view holds no data: nothing to keep. -#}
         {% do adapter.drop_relation(existing) %}
         {%- set existing = none -%}
     {%- endif -%}
-    {%- if spark_clustering._has_extension_function('swap_staging_table') -%}
+    {%- if one_call -%}
         {#- one round trip instead of six (lease check, 2 renames, backup drop, release) -#}
         {%- do run_query("select * from swap_staging_table("
             ~ spark_clustering._sql_literal(target.schema ~ '.' ~ target.identifier, 'swap') ~ ", "
@@ -31,7 +36,6 @@
         {%- if existing is not none -%}{%- do adapter.cache_dropped(backup) -%}{%- endif -%}
         {{ return(true) }}
     {%- endif -%}
-    {%- do spark_clustering._table_lease_check(lease, what) -%}
     {%- if existing is not none -%}
         {% do adapter.rename_relation(target, backup) %}
     {%- endif -%}
