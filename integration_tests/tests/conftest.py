@@ -63,8 +63,8 @@ def dbt(spark, dbt_schema):
 # The modules that take longest (several child processes or dbt runs of their own each), measured
 # with --durations: scheduled first, so with 2 workers (scripts/test) none of them is left running
 # alone at the end. Every other module keeps its place.
-SLOW_MODULES = ["test_recluster_kill", "test_data_skipping", "test_concurrent_dbt", "test_commit_races",
-                "test_cluster_e2e"]
+SLOW_MODULES = ["test_recluster_kill", "test_data_skipping", "test_skipping_read_settings", "test_concurrent_dbt",
+                "test_commit_races", "test_cluster_e2e", "test_skipping_three_valued"]
 
 
 def pytest_collection_modifyitems(items):

@@ -2,6 +2,8 @@ package org.apache.spark.sql.sparkclustering
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
+import scala.util.control.NonFatal
+
 import org.apache.hadoop.fs.{FileStatus, Path}
 
 import org.apache.spark.internal.Logging
@@ -12,8 +14,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.connector.read.streaming.SparkDataStream
 import org.apache.spark.sql.execution.{FileSourceScanExec, SQLExecution, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.datasources._
-import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.catalyst.TableIdentifier
@@ -34,23 +34,20 @@ import org.apache.spark.util.collection.BitSet
  * first in the wrapped index, then the files are pruned with the very filters the scan applies to
  * its rows, so a skipped file is one whose rows the scan would have dropped anyway.
  */
-object DataSkipping {
+object DataSkipping extends Logging {
   val EnabledKey = "spark.sparkclustering.skipping.enabled"
 
   def enabled(conf: SQLConf): Boolean = conf.getConfString(EnabledKey, "true").trim.toBoolean
 
-  /** Formats whose reader maps columns by name the way the stats are keyed. */
-  private[sparkclustering] def formatName(relation: HadoopFsRelation): Option[String] = {
-    val conf = relation.sparkSession.sessionState.conf
-    relation.fileFormat.getClass match {
-      // parquet field ids: the reader matches columns by id, the stats by name
-      case c if c == classOf[ParquetFileFormat] &&
-        !conf.getConfString("spark.sql.parquet.fieldId.read.enabled", "false").toBoolean => Some("parquet")
-      // positional evolution: the reader matches columns by position, the stats by name
-      case c if c == classOf[OrcFileFormat] &&
-        !conf.getConfString("orc.force.positional.evolution", "false").toBoolean &&
-        !relation.options.get("orc.force.positional.evolution").exists(_.toBoolean) => Some("orc")
-      case _ => None
+  // each distinct failure once per JVM (bounded), so a failing table does not flood the log
+  private val logged = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  /** Skipping failed where it must not fail a query: say so once, keep the files. */
+  private[sparkclustering] def logFailureOnce(table: String, what: String, e: Throwable): Unit = {
+    val key = s"$table|$what|${e.getClass.getName}|${e.getMessage}"
+    if (logged.size < 1000 && logged.add(key)) {
+      logWarning(s"spark_clustering data skipping: $table: $what failed, so the files concerned are read " +
+        s"(answers are unchanged): $e", e)
     }
   }
 }
@@ -62,18 +59,24 @@ case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
       // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
       if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
       if (DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
-          FileSkippingPredicate.usable(filters).nonEmpty) skipping(plan, l, fs, table)
-      else Nil
+          FileSkippingPredicate.usable(filters).nonEmpty) {
+        // planning never fails because of the rule: anything it cannot plan, Spark plans as usual
+        try skipping(plan, l, fs, table) catch {
+          case NonFatal(e) =>
+            DataSkipping.logFailureOnce(table.map(_.identifier.unquotedString).getOrElse(""), "planning", e)
+            Nil
+        }
+      } else Nil
     case _ => Nil
   }
 
   private def skipping(plan: LogicalPlan, l: LogicalRelation, fs: HadoopFsRelation,
       table: Option[CatalogTable]): Seq[SparkPlan] = {
-    val format = DataSkipping.formatName(fs).get
+    val format = ReadContext.formatOf(fs).get
     // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
     // partition directories; the sidecar lives in the table's directory, so it is a root too.
     val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
-    val index = new DataSkippingFileIndex(fs.location, format, fs.dataSchema,
+    val index = new DataSkippingFileIndex(fs.location, () => ReadContext.forScan(fs, format), fs.dataSchema,
       table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
     val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
     val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
@@ -84,28 +87,32 @@ case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
   }
 
   private def eligible(fs: HadoopFsRelation): Boolean =
-    DataSkipping.formatName(fs).isDefined && (fs.location match {
+    ReadContext.formatOf(fs).isDefined && (fs.location match {
       case _: CatalogFileIndex | _: PartitioningAwareFileIndex => true
       case _ => false // Delta, streaming sinks, other indexes keep their own listing
     })
 }
 
-/** What one listing kept and why; one per scan. */
+/** What one listing kept and why; one per scan. `notApplied`: why no file was tested, when none
+ *  was. */
 final case class SkippingResult(filesTotal: Int, filesKept: Int, bytesTotal: Long, bytesKept: Long,
-    fromSidecar: Int, fromFooter: Int, unknown: Int, statsNanos: Long, applied: Boolean) {
+    fromSidecar: Int, fromFooter: Int, unknown: Int, statsNanos: Long, notApplied: Option[String]) {
+  def applied: Boolean = notApplied.isEmpty
   def filesSkipped: Int = filesTotal - filesKept
 
-  def describe: String =
-    if (!applied) s"off (kept all $filesTotal files)"
-    else s"kept $filesKept of $filesTotal files (stats: sidecar $fromSidecar, footers $fromFooter, " +
+  def describe: String = notApplied match {
+    case Some(why) => s"off ($why; kept all $filesTotal files)"
+    case None => s"kept $filesKept of $filesTotal files (stats: sidecar $fromSidecar, footers $fromFooter, " +
       s"unknown $unknown; ${NANOSECONDS.toMillis(statsNanos)} ms)"
+  }
 }
 
 /**
  * The relation's own index, then the files whose statistics prove no row can pass `dataFilters`
- * dropped. A file without proven statistics is kept.
+ * dropped. A file without proven statistics is kept. `readContext` gives how the scan's reader
+ * reads the files, taken when the scan lists them (as the reader takes its settings then).
  */
-class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dataSchema: StructType,
+class DataSkippingFileIndex(val delegate: FileIndex, readContext: () => ReadContext, val dataSchema: StructType,
     val tableName: String, val tableRoots: Seq[Path] = Nil) extends FileIndex with Logging {
 
   // One index per planned scan, so this holds one or two entries: the listing for EXPLAIN and the
@@ -132,22 +139,37 @@ class DataSkippingFileIndex(val delegate: FileIndex, val format: String, val dat
     val files = directories.flatMap(_.files).toIndexedSeq
     val filters = FileSkippingPredicate.usable(dataFilters)
     val spark = SparkSession.active
+    def keepAll(why: String) = (directories, SkippingResult(files.size, files.size, files.map(_.getLen).sum,
+      files.map(_.getLen).sum, 0, 0, 0, 0L, Some(why)))
     val (kept, result) =
-      if (filters.isEmpty || files.isEmpty || !DataSkipping.enabled(spark.sessionState.conf)) {
-        (directories, SkippingResult(files.size, files.size, files.map(_.getLen).sum, files.map(_.getLen).sum,
-          0, 0, 0, 0L, applied = false))
-      } else {
-        val start = System.nanoTime()
-        val lookup = FileStatsStore.statsFor(spark, (rootPaths ++ tableRoots).distinct, format, dataSchema,
-          files.map(_.fileStatus))
-        val mayMatch = FileSkippingPredicate.compile(filters)
-        // lookup.stats is aligned with `files`, the directories' files in order
-        val keep = lookup.stats.iterator.map(mayMatch)
-        val kept = directories.map(d => d.copy(files = d.files.filter(_ => keep.next())))
-          .filter(_.files.nonEmpty)
-        val keptFiles = kept.flatMap(_.files)
-        (kept, SkippingResult(files.size, keptFiles.size, files.map(_.getLen).sum, keptFiles.map(_.getLen).sum,
-          lookup.fromSidecar, lookup.fromFooter, lookup.unknown, System.nanoTime() - start, applied = true))
+      if (files.isEmpty) keepAll("no files")
+      else if (filters.isEmpty) keepAll("no filter on the data columns")
+      else if (!DataSkipping.enabled(spark.sessionState.conf)) keepAll(s"${DataSkipping.EnabledKey}=false")
+      else try {
+        val ctx = readContext()
+        if (ctx.unmodelled.nonEmpty) keepAll(s"read setting not modelled: ${ctx.unmodelled.mkString(", ")}")
+        else {
+          val start = System.nanoTime()
+          val lookup = FileStatsStore.statsFor(spark, (rootPaths ++ tableRoots).distinct, ctx, dataSchema,
+            files.map(_.fileStatus))
+          val mayMatch = FileSkippingPredicate.compile(filters, ctx.statsKey(dataSchema))
+          // lookup.stats is aligned with `files`, the directories' files in order; a file whose
+          // test fails is read
+          val keep = lookup.stats.iterator.map { stats =>
+            try mayMatch(stats) catch {
+              case NonFatal(e) => DataSkipping.logFailureOnce(tableName, "a file's test", e); true
+            }
+          }
+          val kept = directories.map(d => d.copy(files = d.files.filter(_ => keep.next())))
+            .filter(_.files.nonEmpty)
+          val keptFiles = kept.flatMap(_.files)
+          (kept, SkippingResult(files.size, keptFiles.size, files.map(_.getLen).sum, keptFiles.map(_.getLen).sum,
+            lookup.fromSidecar, lookup.fromFooter, lookup.unknown, System.nanoTime() - start, None))
+        }
+      } catch {
+        case NonFatal(e) =>
+          DataSkipping.logFailureOnce(tableName, "the listing's statistics", e)
+          keepAll(s"failed: ${e.getClass.getSimpleName}")
       }
     logInfo(s"spark_clustering data skipping: $tableName: ${result.describe}; filters: " +
       filters.map(_.sql).mkString(" AND "))

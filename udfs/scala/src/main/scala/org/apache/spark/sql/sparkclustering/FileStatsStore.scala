@@ -73,22 +73,31 @@ object FileStatsStore {
   // ---- the API the skipping rule calls --------------------------------------------------------
 
   /** Statistics of `files` (live data files of one scan) of a parquet or orc table rooted at one
-   *  of `roots`. Never fails: a file whose statistics cannot be had is `FileStats.Unknown`. */
+   *  of `roots`, as the scan's reader reads them (`ctx`). Never fails: a file whose statistics
+   *  cannot be had is `FileStats.Unknown`; under a read setting the statistics do not model
+   *  (`ctx.unmodelled`) every file is. */
+  def statsFor(spark: SparkSession, roots: Seq[Path], ctx: ReadContext, dataSchema: StructType,
+      files: Seq[FileStatus]): StatsLookup = {
+    def unknown = StatsLookup(files.map(_ => FileStats.Unknown).toIndexedSeq, 0, 0, files.size, 0L)
+    if (ctx.unmodelled.nonEmpty) unknown
+    else try lookup(spark, roots, ctx, dataSchema, files) catch { case NonFatal(_) => unknown }
+  }
+
+  /** `statsFor` for files read with the session's settings and no relation options. */
   def statsFor(spark: SparkSession, roots: Seq[Path], format: String, dataSchema: StructType,
       files: Seq[FileStatus]): StatsLookup =
-    try lookup(spark, roots, format, dataSchema, files)
-    catch { case NonFatal(_) => StatsLookup(files.map(_ => FileStats.Unknown).toIndexedSeq, 0, 0, files.size, 0L) }
+    statsFor(spark, roots, ReadContext(spark, format, Map.empty[String, String]), dataSchema, files)
 
   /** A modification time is part of every key: a file system that reports none (0) could hand out
    *  the statistics of an older file of the same name and size, so such files are always read. */
   private def hasMtime(f: FileStatus): Boolean = f.getModificationTime > 0
 
-  private def lookup(spark: SparkSession, roots: Seq[Path], format: String, dataSchema: StructType,
+  private def lookup(spark: SparkSession, roots: Seq[Path], ctx: ReadContext, dataSchema: StructType,
       listed: Seq[FileStatus]): StatsLookup = {
     val files = listed.toIndexedSeq // indexed below: a List would make every lookup O(files)
     val conf = ReclusterFiles.hadoopConf(spark)
-    val ctx = ReadContext(spark, format)
-    val fields = dataSchema.fields.toSeq.filter(recordable(_, ctx))
+    val format = ctx.format
+    val fields = dataSchema.fields.toSeq.filter(recordable(_))
     val qualifiedRoots = roots.flatMap(r => Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(r => -r.toUri.getPath.length) // the innermost root that holds a file answers first
     // one listing of each root's sidecar per call: the only file-system access when nothing changed
@@ -96,7 +105,7 @@ object FileStatsStore {
 
     // The same files (path, size, mtime), sidecar generations, columns and read settings as a
     // previous call give the same statistics: answer from the memo, without touching every file.
-    val memoKey = LookupMemo.Key(qualifiedRoots, format.toLowerCase, fields, ctx,
+    val memoKey = LookupMemo.Key(qualifiedRoots, fields, ctx,
       qualifiedRoots.map(r => generationsOf(r).map(g => (g.getPath.getName, g.getLen, g.getModificationTime))))
     if (files.forall(hasMtime)) {
       LookupMemo.get(memoKey, files).foreach(found => return found.copy(footerReadNanos = 0L))
@@ -145,7 +154,7 @@ object FileStatsStore {
   /** The last answers of `lookup`, per table (roots + columns + settings + sidecar generations),
    *  with the files they were for. */
   private object LookupMemo {
-    final case class Key(roots: Seq[Path], format: String, fields: Seq[StructField], ctx: ReadContext,
+    final case class Key(roots: Seq[Path], fields: Seq[StructField], ctx: ReadContext,
         sidecarGenerations: Seq[Seq[(String, Long, Long)]])
     private final case class Answer(files: IndexedSeq[FileStatus], lookup: StatsLookup)
     private val capacity = 64
@@ -176,8 +185,16 @@ object FileStatsStore {
     val format = formatOf(t).getOrElse(throw notAFileTable("statsForTable", tableName, t))
     val files = ReclusterFiles.dataFiles(spark, t)
     val statuses = files.map(f => new FileStatus(f.size, false, 0, 0, f.modificationTime, f.path))
-    (files, statsFor(spark, Seq(ReclusterFiles.location(t)), format, t.dataSchema, statuses))
+    val ctx = ReadContext(spark, format, readerOptions(t))
+    (files, statsFor(spark, Seq(ReclusterFiles.location(t)), ctx, t.dataSchema, statuses))
   }
+
+  /** The options a scan of `t` hands its reader (the table's storage properties, as Spark's
+   *  catalog relation has them), minus the ones that name or find files, which `scan` sets. */
+  private[sparkclustering] def readerOptions(t: CatalogTable): Map[String, String] =
+    t.storage.properties.filter { case (k, _) =>
+      !Set("path", "paths", "recursivefilelookup", "pathglobfilter", "basepath").contains(k.toLowerCase(java.util.Locale.ROOT))
+    }
 
   /** `statsForTable` as JSON: {fromSidecar, fromFooter, unknown, footerReadNanos, files: [{path (as
    *  `_metadata.file_path`), rows, cols: {name: {min, max, nulls}}}]}. Floats and decimals are
@@ -227,37 +244,11 @@ object FileStatsStore {
     case (other, _) => g.writeString(String.valueOf(other))
   }
 
-  // ---- what the session's settings change about reading a file --------------------------------
-
-  /** The settings under which a file's values are what Spark reads. `sidecarContext` is recorded
-   *  with every sidecar entry: an entry computed under other settings is not used. */
-  private[sparkclustering] final case class ReadContext(format: String, caseSensitive: Boolean,
-      parquetRebaseLegacy: Boolean, fieldIdRead: Boolean, sidecarContext: String)
-
-  private[sparkclustering] object ReadContext {
-    def apply(spark: SparkSession, format: String): ReadContext = {
-      val conf = ReclusterFiles.classic(spark).sessionState.conf
-      val caseSensitive = conf.caseSensitiveAnalysis
-      val rebase = conf.getConf(SQLConf.PARQUET_REBASE_MODE_IN_READ).toString
-      val fieldIds = conf.parquetFieldIdReadEnabled
-      val sidecarContext = format.toLowerCase match {
-        case "parquet" =>
-          val int96Conversion = conf.isParquetINT96TimestampConversion
-          Seq(s"cs=$caseSensitive", s"dt=$rebase", s"i96=${conf.getConf(SQLConf.PARQUET_INT96_REBASE_MODE_IN_READ)}",
-            s"i96c=$int96Conversion") ++ (if (int96Conversion) Seq(s"tz=${conf.sessionLocalTimeZone}") else Nil)
-        // orc timestamps are read relative to the JVM's zone
-        case _ => Seq(s"cs=$caseSensitive", s"jtz=${java.util.TimeZone.getDefault.getID}")
-      }
-      ReadContext(format.toLowerCase, caseSensitive, rebase == "LEGACY", fieldIds, sidecarContext.mkString(";"))
-    }
-  }
-
   /** The table's columns whose statistics are kept: supported types, but not CHAR(n) (Spark pads
-   *  it on read, which changes its order) nor a parquet column Spark matches by field id. */
-  private[sparkclustering] def recordable(field: StructField, ctx: ReadContext): Boolean =
+   *  it on read, which changes its order). */
+  private[sparkclustering] def recordable(field: StructField): Boolean =
     FileStats.supported(field.dataType) &&
-      !CharVarcharUtils.getRawType(field.metadata).exists(_.isInstanceOf[CharType]) &&
-      !(ctx.format == "parquet" && ctx.fieldIdRead && field.metadata.contains("parquet.field.id"))
+      !CharVarcharUtils.getRawType(field.metadata).exists(_.isInstanceOf[CharType])
 
   private def isDatetime(dt: DataType): Boolean = dt match {
     case DateType | TimestampType | TimestampNTZType => true
@@ -307,17 +298,23 @@ object FileStatsStore {
       }
       val cols = if (byPosition) Map.empty[String, ColumnStats] else fields.iterator
         .filter(f => datetimesKnown || !isDatetime(f.dataType))
-        .flatMap(f => matchColumn(f.name, ctx.caseSensitive).flatMap(c => convert(c, f.dataType)).map(f.name -> _))
-        .toMap
+        .flatMap { f =>
+          val stats = matchColumn(f.name, ctx.caseSensitive) match {
+            // a table column the file lacks is read as NULL in every row
+            case Seq() => Some(ColumnStats(None, None, Some(rowCount)))
+            case Seq(c) => convert(c, f.dataType)
+            case _ => None // Spark fails the read on several matches: no statistics claimed
+          }
+          stats.map(f.name -> _)
+        }.toMap
       FileStats(Some(rowCount), cols)
     }
 
-    /** Spark's own matching: exact name when case-sensitive; otherwise the one case-insensitive
-     *  match (Spark fails the read on several, so no statistics are claimed then). */
-    private def matchColumn(name: String, caseSensitive: Boolean): Option[FooterColumn] = {
+    /** The file's columns Spark's reader matches to a table column: the exact name when
+     *  case-sensitive, else every column of that name in any case. */
+    private def matchColumn(name: String, caseSensitive: Boolean): IndexedSeq[FooterColumn] = {
       val sameLetters = byLowerName.getOrElse(name.toLowerCase(java.util.Locale.ROOT), IndexedSeq.empty)
-      val found = if (caseSensitive) sameLetters.filter(_.name == name) else sameLetters
-      if (found.size == 1) found.headOption else None
+      if (caseSensitive) sameLetters.filter(_.name == name) else sameLetters
     }
   }
 
@@ -1026,15 +1023,19 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       .flatMap(d => relativePath(root, d.path).map(rel => EntryKey(rel, d.size, d.modificationTime) -> d))
     if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed, 0L, 0L, Seq.empty[String]))
 
-    val ctx = ReadContext(spark, format)
-    val columns = dataSchema.fields.toSeq.filter(recordable(_, ctx))
+    // the values the table's readers read: its own options, the session's and Hadoop's settings
+    val options = readerOptions(t)
+    val ctx = ReadContext(spark, format, options)
+    val columns = dataSchema.fields.toSeq.filter(recordable(_))
     val existing = try readSidecarCached(conf, root) catch { case NonFatal(_) => Sidecar.Empty }
     val kept = if (rebuild) Map.empty[EntryKey, Entry] else files.flatMap { case (key, _) =>
       existing.entries.get(key).filter(_.covers(ctx.sidecarContext, columns)).map(key -> _)
     }.toMap
     val toScan = files.filterNot { case (key, _) => kept.contains(key) }
-    // per file, the columns its footer proves exactly (none when it could not be read)
-    val proven = exactFromFooters(spark, conf, format, columns, ctx, toScan)
+    // per file, the columns its footer proves exactly (none when it could not be read, and none
+    // under a read setting footers do not model: the rows are read as those settings read them)
+    val proven = if (ctx.unmodelled.nonEmpty) Map.empty[EntryKey, Entry]
+      else exactFromFooters(spark, conf, format, columns, ctx, toScan)
     // a file whose footer proves every column exactly needs no read of its rows
     val fromFooters = proven.filter { case (_, e) => e.columns.size == columns.size }
     val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
@@ -1043,7 +1044,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     // of such columns and many others reads those few, not every column again)
     val scanColumns = columns.filter(c => toRead.exists { case (key, _) => !proven.get(key).exists(_.columns.contains(c.name)) })
     val scanned = if (toRead.isEmpty) Map.empty[EntryKey, Entry]
-      else scan(spark, format, dataSchema, scanColumns, root, toRead.map(_._2), toRead.size == files.size,
+      else scan(spark, format, options, dataSchema, scanColumns, root, toRead.map(_._2), toRead.size == files.size,
         ctx.sidecarContext).map { case (key, e) =>
           // the job's row count and columns, the footer's exact bounds for the columns it did not read
           key -> e.copy(columns = proven.get(key).map(_.columns).getOrElse(Map.empty) ++ e.columns)
@@ -1092,9 +1093,10 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
 
   /** One aggregation job: per file, count(*) and per column min, max, count(column). Files that
    *  changed or vanished since the listing yield no entry. */
-  private def scan(spark: SparkSession, format: String, dataSchema: StructType, columns: Seq[StructField],
-      root: Path, files: Seq[ReclusterFiles.DataFile], all: Boolean, ctx: String): Map[EntryKey, Entry] = {
-    val reader = ReclusterFiles.classic(spark).read.format(format).schema(dataSchema)
+  private def scan(spark: SparkSession, format: String, options: Map[String, String], dataSchema: StructType,
+      columns: Seq[StructField], root: Path, files: Seq[ReclusterFiles.DataFile], all: Boolean,
+      ctx: String): Map[EntryKey, Entry] = {
+    val reader = ReclusterFiles.classic(spark).read.format(format).options(options).schema(dataSchema)
       // the files as they are: no partition inference, no globbing of names with [ ] * ?
       .option("recursiveFileLookup", "true")
       .option(DataSource.GLOB_PATHS_KEY, "false")
