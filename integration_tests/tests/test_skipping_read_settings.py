@@ -104,6 +104,19 @@ def external_table(name: str, fmt: str, options: dict[str, str] | None = None, s
     return setup
 
 
+def column_added_with_default(name: str, fmt: str):
+    """A table over the files, then a column added with a DEFAULT: Spark reads the files that lack
+    it as the default, not as NULL; one file written after has its own values."""
+    def setup(spark, d: Path):
+        spark.sql(f"drop table if exists {SCHEMA}.{name}")
+        spark.sql(f"create table {SCHEMA}.{name} using {fmt} location {sql_str(str(d))}")
+        spark.sql(f"alter table {SCHEMA}.{name} add column added int default 7")
+        spark.sql(f"alter table {SCHEMA}.{name} add column added_null int")
+        first = spark.table(f"{SCHEMA}.{name}").columns[0]
+        spark.sql(f"insert into {SCHEMA}.{name} ({first}, added, added_null) values (null, 8, 9), (null, 6, null)")
+    return setup
+
+
 S = rs.Scenario
 SCENARIOS = [
     S("pyarrow parquet", "pa", rs.parquet()),
@@ -136,6 +149,13 @@ SCENARIOS = [
     S("pyarrow field ids, read by id", "pa_field_ids",
       lambda spark, d: spark.read.schema(FIELD_ID_SCHEMA).parquet(str(d)),
       {"spark.sql.parquet.fieldId.read.enabled": "true"}, expect="off"),
+    S("pyarrow field ids, read by id (Hadoop conf)", "pa_field_ids",
+      lambda spark, d: spark.read.schema(FIELD_ID_SCHEMA).parquet(str(d)),
+      hadoop={"spark.sql.parquet.fieldId.read.enabled": "true"}, expect="off"),
+    S("pyarrow parquet, a column added with a DEFAULT", "pa", rs.table(f"{SCHEMA}.with_default"),
+      setup=column_added_with_default("with_default", "parquet")),
+    S("pyarrow orc, a column added with a DEFAULT", "orc", rs.table(f"{SCHEMA}.orc_with_default"),
+      setup=column_added_with_default("orc_with_default", "orc")),
     S("duckdb", "duckdb", rs.parquet()),
     S("duckdb row groups, optimizer rewrites off", "duckdb_row_groups", rs.parquet(), RAW_FORMS),
     S("pyarrow orc", "orc", rs.orc()),

@@ -274,6 +274,10 @@ object FileStatsStore {
   }
   import FileKind._
 
+  /** ResolveDefaultColumns.EXISTS_DEFAULT_COLUMN_METADATA_KEY: the value Spark reads for a column
+   *  a file lacks, when there is one. */
+  private val ExistsDefaultKey = "EXISTS_DEFAULT"
+
   /** Whether a footer's date/timestamp values are what Spark reads (Spark rebases some files). */
   private[sparkclustering] sealed trait Datetimes
   private case object DatetimesExact extends Datetimes
@@ -300,7 +304,9 @@ object FileStatsStore {
         .filter(f => datetimesKnown || !isDatetime(f.dataType))
         .flatMap { f =>
           val stats = matchColumn(f.name, ctx.caseSensitive) match {
-            // a table column the file lacks is read as NULL in every row
+            // a table column the file lacks is read as NULL in every row, or as its existence
+            // default (a column added with DEFAULT): no statistics then
+            case Seq() if f.metadata.contains(ExistsDefaultKey) => None
             case Seq() => Some(ColumnStats(None, None, Some(rowCount)))
             case Seq(c) => convert(c, f.dataType)
             case _ => None // Spark fails the read on several matches: no statistics claimed

@@ -75,12 +75,18 @@ private[sparkclustering] object ReadContext {
         val rebase = parquet.datetimeRebaseModeInRead
         val int96Rebase = parquet.int96RebaseModeInRead
         val int96Conversion = conf.isParquetINT96TimestampConversion
+        // ParquetReadSupport reads it from the Hadoop configuration (the session's, or spark.hadoop.*)
+        val fieldIds = Try(hadoopConf.getBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key,
+          conf.parquetFieldIdReadEnabled)).getOrElse(true)
         val unmodelled = Seq(
           // ParquetReadSupport matches columns by field id: statistics are keyed by name
-          Some("spark.sql.parquet.fieldId.read.enabled=true (columns matched by field id)")
-            .filter(_ => conf.parquetFieldIdReadEnabled)).flatten
+          Some(s"${SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key}=true (columns matched by field id)")
+            .filter(_ => fieldIds)).flatten
+        // legacy-rebased timestamps (files of Spark 2, or written in LEGACY mode) are shifted in
+        // the JVM's zone when the file does not name one: a sidecar read them in its JVM's zone
         val ctx = Seq(s"cs=$caseSensitive", s"dt=$rebase", s"i96=$int96Rebase", s"i96c=$int96Conversion") ++
-          (if (int96Conversion) Seq(s"tz=${conf.sessionLocalTimeZone}") else Nil)
+          (if (int96Conversion) Seq(s"tz=${conf.sessionLocalTimeZone}") else Nil) ++
+          Seq(s"jtz=${java.util.TimeZone.getDefault.getID}")
         ReadContext("parquet", caseSensitive, rebase, unmodelled, sidecarContext(ctx, unmodelled))
       case "orc" =>
         val unmodelled = Seq(
