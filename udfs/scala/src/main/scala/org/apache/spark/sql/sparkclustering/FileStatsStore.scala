@@ -401,7 +401,9 @@ object FileStatsStore {
     FooterCache.resize(intConf(spark, CacheFilesConf, DefaultCacheFiles))
     val read: FileStatus => Footer = format.toLowerCase match {
       case "parquet" => parquetFooter(conf, _)
-      case "orc" => orcFooter(conf, _)
+      case "orc" =>
+        val footerConf = orcFooterConf(conf)
+        orcFooter(footerConf, _)
       case other => _ => throw new IOException(s"no footer statistics for format $other")
     }
     def cacheKey(f: FileStatus) =
@@ -640,8 +642,18 @@ object FileStatsStore {
   private[sparkclustering] def footerRowCount(conf: Configuration, format: String, status: FileStatus): Option[Long] =
     Try(format.toLowerCase match {
       case "parquet" => parquetFooter(conf, status).rowCount
-      case "orc" => orcFooter(conf, status).rowCount
+      case "orc" => orcFooter(orcFooterConf(conf), status).rowCount
     }).toOption
+
+  /** Footers are cached whatever the session's settings: their dates are read in the hybrid
+   *  calendar Spark's reader reads them in by default (ReadContext makes a scan under another
+   *  calendar setting read every file). */
+  private def orcFooterConf(conf: Configuration): Configuration = {
+    val c = new Configuration(conf)
+    c.setBoolean(org.apache.orc.OrcConf.PROLEPTIC_GREGORIAN.getAttribute, false)
+    c.setBoolean(org.apache.orc.OrcConf.PROLEPTIC_GREGORIAN_DEFAULT.getAttribute, false)
+    c
+  }
 
   private def orcFooter(conf: Configuration, status: FileStatus): Footer = {
     val path = status.getPath
