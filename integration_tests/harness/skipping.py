@@ -49,7 +49,7 @@ MIN_MICROS = MIN_DAY * DAY_MICROS
 MAX_MICROS = (MAX_DAY + 1) * DAY_MICROS - 1
 DBL_MAX = 1.7976931348623157e308
 FLT_MAX = 3.4028234663852886e38
-LONG_STRING_BYTES = 4096  # longer string bounds are not kept (FileStatsStore.MaxStringBytes, parquet-mr's limit)
+LONG_STRING_BYTES = 4096  # longer string bounds are not kept (FileStats.MaxStringBytes, parquet-mr's limit)
 
 
 def seed_from_env(default: int) -> int:

@@ -36,7 +36,6 @@ import org.apache.spark.sql.types._
  * spark.sparkclustering.workload.record=false; forget a table's history by deleting its directory.
  */
 object ObservedWorkload extends Logging {
-  val RecordKey = "spark.sparkclustering.workload.record"
   val MaxBoxes = 1000
   private val Slots = 4
   // one slot per JVM: JVMs of one application rarely race on a file, and a race loses counts only
@@ -59,7 +58,7 @@ object ObservedWorkload extends Logging {
     executor
   }
 
-  def enabled(conf: SQLConf): Boolean = conf.getConfString(RecordKey, "true").trim.toBoolean
+  def enabled(conf: SQLConf): Boolean = SparkClusteringConf.WorkloadRecord.get(conf)
 
   /** <database location>/_spark_clustering_workload/<url-encoded table name>. */
   def directory(spark: SparkSession, database: String, table: String): Path = {

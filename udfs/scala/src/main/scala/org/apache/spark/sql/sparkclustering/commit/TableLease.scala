@@ -78,7 +78,7 @@ object TableLease {
   lazy val pid: Long = ProcessHandle.current().pid()
 
   def ttlMs(spark: SparkSession): Long =
-    (spark.conf.get("spark.sparkclustering.lease.ttlSeconds", "60").toDouble * 1000).toLong.max(1000L)
+    (SparkClusteringConf.LeaseTtlSeconds.get(spark) * 1000).toLong.max(1000L)
 
   /** A run that has not used its lease (recover, commit) for this long is taken to be gone (a
    *  client that died over Thrift, a run-operation that failed without giving it up). */
@@ -86,10 +86,10 @@ object TableLease {
   private def sessionId(spark: SparkSession): String = ReclusterFiles.classic(spark).sessionUUID
 
   def idleMs(spark: SparkSession): Long =
-    (spark.conf.get("spark.sparkclustering.lease.idleSeconds", "3600").toDouble * 1000).toLong
+    (SparkClusteringConf.LeaseIdleSeconds.get(spark) * 1000).toLong
 
   def maxHoldMs(spark: SparkSession): Long =
-    (spark.conf.get("spark.sparkclustering.lease.maxHoldSeconds", "21600").toDouble * 1000).toLong
+    (SparkClusteringConf.LeaseMaxHoldSeconds.get(spark) * 1000).toLong
 
   // ---- file format: one `key<TAB>value` line per field --------------------------------------
 

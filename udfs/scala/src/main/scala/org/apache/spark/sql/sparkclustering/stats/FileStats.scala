@@ -22,6 +22,9 @@ final case class FileStats(rowCount: Option[Long], columns: Map[String, ColumnSt
 object FileStats {
   val Unknown: FileStats = FileStats(None, Map.empty)
 
+  /** Longer string bounds are recorded as unknown: they cost memory and rarely prune anything. */
+  val MaxStringBytes = 4096
+
   /** Types whose min/max the package records and data skipping compares. */
   def supported(dataType: DataType): Boolean = dataType match {
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType => true

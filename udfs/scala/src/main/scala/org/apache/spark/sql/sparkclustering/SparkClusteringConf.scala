@@ -1,0 +1,67 @@
+package org.apache.spark.sql.sparkclustering
+
+import scala.util.Try
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Every `spark.sparkclustering.*` setting of the extension, declared once with its default and
+ * what it does (as Delta's DeltaSQLConf does). All are session confs: `SET key=value`, or
+ * `--conf` / `spark-defaults.conf` for every session. A value that does not parse falls back to
+ * the default.
+ */
+object SparkClusteringConf {
+
+  final case class Setting[T](key: String, default: T, doc: String)(parse: String => T) {
+    def get(spark: SparkSession): T = from(spark.conf.get(key, null))
+    def get(conf: SQLConf): T = from(conf.getConfString(key, null))
+    private def from(value: String): T = Option(value).flatMap(v => Try(parse(v.trim)).toOption).getOrElse(default)
+  }
+
+  private def boolean(key: String, default: Boolean, doc: String) = Setting(key, default, doc)(_.toBoolean)
+  private def positiveInt(key: String, default: Int, doc: String) =
+    Setting(key, default, doc)(v => { val n = v.toInt; require(n > 0); n })
+  private def seconds(key: String, default: Double, doc: String) = Setting(key, default, doc)(_.toDouble)
+  private def string(key: String, default: String, doc: String) = Setting(key, default, doc)(identity)
+
+  // ---- data skipping (skipping/)
+
+  val SkippingEnabled: Setting[Boolean] = boolean("spark.sparkclustering.skipping.enabled", true,
+    "Skip parquet / orc files at planning whose statistics prove no row passes the scan's filters; " +
+      "false plans scans exactly as Spark does.")
+  val SkippingFooterThreads: Setting[Int] = positiveInt("spark.sparkclustering.skipping.footerThreads", 16,
+    "Driver threads reading the footers of files the statistics sidecar does not cover.")
+  val SkippingCacheFiles: Setting[Int] = positiveInt("spark.sparkclustering.skipping.cacheFiles", 100000,
+    "Footer statistics cached on the driver, in files (least recently used dropped first).")
+
+  // ---- observed workloads (workload/)
+
+  val WorkloadRecord: Setting[Boolean] = boolean("spark.sparkclustering.workload.record", true,
+    "Record which ranges of a clustered table's clustering columns each scan filters on, for " +
+      "cluster_workload: observed; false records nothing.")
+
+  // ---- the writer lease (commit/)
+
+  val LeaseTtlSeconds: Setting[Double] = seconds("spark.sparkclustering.lease.ttlSeconds", 60,
+    "A writer lease not renewed for this long (its holder crashed) may be taken over; at least 1.")
+  val LeaseIdleSeconds: Setting[Double] = seconds("spark.sparkclustering.lease.idleSeconds", 3600,
+    "A lease its holder has not used (no recover, commit or Spark job of its driver) for this long is " +
+      "no longer renewed: the run that took it is taken to be gone (a client that died over Thrift).")
+  val LeaseMaxHoldSeconds: Setting[Double] = seconds("spark.sparkclustering.lease.maxHoldSeconds", 21600,
+    "A lease is not renewed past this age: a hung writer gives up its table.")
+
+  // ---- the one fault-injection hook (tests; docs/concurrency.md "Test hooks")
+
+  val TestPauseAt: Setting[String] = string("spark.sparkclustering.test.pauseAt", "",
+    "Tests only (ReclusterFiles.pausePoint): `<step>` sleeps at that step of a commit, swap or recovery, " +
+      "to be killed there; `<step>:fail` fails there; `<step>:wait` waits there until test.release names " +
+      "it. Empty: inert.")
+  val TestReached: Setting[String] = string("spark.sparkclustering.test.reached", "",
+    "Tests only: set by a commit to the step it is waiting at.")
+  val TestRelease: Setting[String] = string("spark.sparkclustering.test.release", "",
+    "Tests only: the step a waiting commit may go on from.")
+
+  val all: Seq[Setting[_]] = Seq(SkippingEnabled, SkippingFooterThreads, SkippingCacheFiles, WorkloadRecord,
+    LeaseTtlSeconds, LeaseIdleSeconds, LeaseMaxHoldSeconds, TestPauseAt, TestReached, TestRelease)
+}

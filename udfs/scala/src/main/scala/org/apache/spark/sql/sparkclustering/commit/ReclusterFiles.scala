@@ -1,0 +1,282 @@
+package org.apache.spark.sql.sparkclustering
+
+import java.net.URI
+import java.nio.charset.StandardCharsets
+
+import scala.collection.mutable
+import scala.util.Try
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, Path}
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils}
+
+/**
+ * The file-level half of `recluster()`: list a table's data files, commit a rewrite of some of
+ * them, and recover from a crash in the middle of a commit. Plain parquet/orc tables have no
+ * transaction log, so the commit is a journaled set of renames and deletes:
+ *
+ *   1. the macro writes the rewritten rows into `<location>/_sc_recluster_<run>/` (a name Spark's
+ *      file listing skips, so readers never see staged files) and validates them;
+ *   2. `recluster_commit` checks that the caller still holds the table's lease, that the staged
+ *      files are the bytes that were validated and that every file it replaces is still as it was
+ *      read (size + mtime), and aborts, touching nothing, otherwise;
+ *   3. it writes the journal `_sc_recluster_<run>/_sc_manifest` (moves + deletes) by an atomic
+ *      rename, moves every staged file into the table, deletes the replaced files and finally
+ *      removes the staging directory, whose disappearance marks the commit complete.
+ *
+ * `recluster_recover` rolls a staging directory forward when its manifest exists (every step is
+ * idempotent) and deletes it otherwise, so a crash at any step leaves the old or the new rows.
+ */
+object ReclusterFiles {
+
+  val StagingPrefix = "_sc_recluster_"
+  val ManifestName = "_sc_manifest"
+  val DamagedPrefix = "_sc_damaged_"
+
+  /** Spark's own rule (InMemoryFileIndex): these names are not data. */
+  def isHidden(name: String): Boolean =
+    (name.startsWith("_") && !name.contains("=")) || name.startsWith(".")
+
+  case class DataFile(path: Path, size: Long, modificationTime: Long) {
+    /** Exactly what `_metadata.file_path` reports, so SQL can join on it: the URL-encoded URI,
+     *  without the empty authority Hadoop writes for local files (`file:/x`, not `file:///x`). */
+    def filePath: String = {
+      val uri = path.toUri
+      val text = uri.toString
+      if (uri.getAuthority == null || uri.getAuthority.isEmpty) text.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*):///", "$1:/")
+      else text
+    }
+  }
+
+  private[sparkclustering] def classic(spark: SparkSession): org.apache.spark.sql.classic.SparkSession =
+    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+
+  def table(spark: SparkSession, name: String): CatalogTable = {
+    val session = classic(spark)
+    val ident: TableIdentifier = session.sessionState.sqlParser.parseTableIdentifier(name)
+    session.sessionState.catalog.getTableMetadata(ident)
+  }
+
+  /** The table's metadata, or None when there is no such table (one metastore read; any other
+   *  failure is thrown). */
+  def tableIfExists(spark: SparkSession, ident: TableIdentifier): Option[CatalogTable] =
+    try Some(classic(spark).sessionState.catalog.getTableMetadata(ident)) catch {
+      case _: NoSuchTableException => None
+    }
+
+  def hadoopConf(spark: SparkSession): Configuration = classic(spark).sessionState.newHadoopConf()
+
+  def location(t: CatalogTable): Path = new Path(t.location)
+
+  /** Partition directory (relative, e.g. `day=2026-01-01`) -> its location, for partitioned tables. */
+  def partitionLocations(spark: SparkSession, t: CatalogTable): Map[String, Path] = {
+    if (t.partitionColumnNames.isEmpty) Map("" -> location(t))
+    else {
+      val catalog = classic(spark).sessionState.catalog
+      catalog.listPartitions(t.identifier).map { p =>
+        t.partitionColumnNames.map(c => ExternalCatalogUtils.getPartitionPathString(c, p.spec(c)))
+          .mkString("/") -> new Path(p.location)
+      }.toMap
+    }
+  }
+
+  /** Every file below `root` that Spark would read (recursive, hidden names skipped), with its
+   *  directory relative to `root` ("" for root itself, else e.g. `day=1`). */
+  def visibleFiles(conf: Configuration, root: Path): Seq[(FileStatus, String)] = {
+    val fs = root.getFileSystem(conf)
+    val found = mutable.ArrayBuffer[(FileStatus, String)]()
+    def walk(dir: Path, rel: String): Unit =
+      fs.listStatus(dir).filterNot(s => isHidden(s.getPath.getName)).foreach { s =>
+        if (s.isDirectory) walk(s.getPath, if (rel.isEmpty) s.getPath.getName else s"$rel/${s.getPath.getName}")
+        else found += ((s, rel))
+      }
+    if (fs.exists(root)) walk(root, "")
+    found.toSeq
+  }
+
+  /** Every data file Spark reads for the table: its location and every partition's location. */
+  def dataFiles(spark: SparkSession, t: CatalogTable): Seq[DataFile] = {
+    val conf = hadoopConf(spark)
+    val roots = (Seq(location(t)) ++ partitionLocations(spark, t).values).distinct
+    val seen = mutable.LinkedHashMap[String, DataFile]()
+    roots.foreach { root =>
+      val qualified = root.getFileSystem(conf).makeQualified(root)
+      visibleFiles(conf, qualified).foreach { case (status, _) =>
+        seen.getOrElseUpdate(status.getPath.toString,
+          DataFile(status.getPath, status.getLen, status.getModificationTime))
+      }
+    }
+    seen.values.toSeq
+  }
+
+  /** Test hook (conf spark.sparkclustering.test.pauseAt), inert unless set. `<step>`: print where we
+   *  are and sleep, to be killed (`kill -9`) at that step. `<step>:fail`: throw "injected failure at
+   *  <step>" (what the macros' test hook 'fail' raises). `<step>:wait`: set the session conf
+   *  spark.sparkclustering.test.reached=<step> and wait (at most 10 minutes) until a test sets
+   *  spark.sparkclustering.test.release=<step>, so it can run a concurrent writer at that step. */
+  def pausePoint(spark: SparkSession, step: String): Unit = SparkClusteringConf.TestPauseAt.get(spark) match {
+    case `step` =>
+      System.out.println(s"spark_clustering: paused at $step")
+      System.out.flush()
+      Thread.sleep(600000L)
+      throw new IllegalStateException(s"spark_clustering: still alive 10 minutes after pausing at $step")
+    case held if held == s"$step:fail" =>
+      throw new IllegalStateException(s"spark_clustering: injected failure at $step (test hook)")
+    case held if held == s"$step:wait" =>
+      spark.conf.set(SparkClusteringConf.TestReached.key, step)
+      val deadline = System.currentTimeMillis() + 600000L
+      while (SparkClusteringConf.TestRelease.get(spark) != step) {
+        if (System.currentTimeMillis() > deadline) {
+          throw new IllegalStateException(s"spark_clustering: nobody released $step within 10 minutes")
+        }
+        Thread.sleep(20L)
+      }
+    case _ =>
+  }
+
+  // ---- journal ------------------------------------------------------------------------------
+
+  /** A staged file moved into the table; `size` is the staged file's size when it was validated. */
+  sealed trait Step
+  case class Move(from: Path, to: Path, size: Long) extends Step
+  case class Delete(path: Path) extends Step
+
+  private def encode(step: Step): String = step match {
+    case Move(from, to, size) => s"move\t${from.toUri}\t${to.toUri}\t$size"
+    case Delete(path) => s"delete\t${path.toUri}"
+  }
+
+  private def decode(line: String): Step = line.split("\t", -1).toSeq match {
+    case Seq("move", from, to, size) => Move(new Path(new URI(from)), new Path(new URI(to)), size.toLong)
+    case Seq("move", from, to) => Move(new Path(new URI(from)), new Path(new URI(to)), -1L)
+    case Seq("delete", path) => Delete(new Path(new URI(path)))
+    case _ => throw new IllegalStateException(s"spark_clustering: unreadable manifest line: $line")
+  }
+
+  def writeManifest(conf: Configuration, staging: Path, steps: Seq[Step]): Unit = {
+    val fs = staging.getFileSystem(conf)
+    val tmp = new Path(staging, ManifestName + ".tmp")
+    val out = fs.create(tmp, true)
+    try out.write(steps.map(encode).mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
+    finally out.close()
+    // The rename is the commit point: before it the run rolls back, after it forward.
+    if (!fs.rename(tmp, new Path(staging, ManifestName))) {
+      throw new IllegalStateException(s"spark_clustering: could not publish the manifest in $staging")
+    }
+  }
+
+  def readManifest(conf: Configuration, staging: Path): Option[Seq[Step]] = {
+    val path = new Path(staging, ManifestName)
+    val fs = path.getFileSystem(conf)
+    if (!fs.exists(path)) None
+    else {
+      val in = fs.open(path)
+      try {
+        val text = new String(in.readAllBytes(), StandardCharsets.UTF_8)
+        Some(text.split("\n").toSeq.filter(_.nonEmpty).map(decode))
+      } finally in.close()
+    }
+  }
+
+  /** What applying a journal did: rolled forward (moved, deleted), rolled back (a staged file was
+   *  gone before its move and nothing was deleted yet: the table is as before), or damaged (files
+   *  were removed behind the package's back after deletes had begun: nothing more is touched). */
+  sealed trait Outcome { def describe: String }
+  case class RolledForward(moved: Int, deleted: Int) extends Outcome {
+    def describe: String = s"rolled forward ($moved files moved, $deleted deleted)"
+  }
+  case class RolledBack(why: String) extends Outcome {
+    def describe: String = s"rolled back ($why; the replaced files were kept, the table is as before)"
+  }
+  case class Damaged(why: String, keptAt: Path) extends Outcome {
+    def describe: String = s"damaged ($why); the journal is kept at $keptAt for inspection: the table holds " +
+      "the rows of every file still present. Delete that directory once inspected."
+  }
+
+  /** Run `f` over `items` on up to 16 threads: the moves (and the deletes) of a commit land close
+   *  together, which keeps the window in which a reader's listing sees both old and new files short. */
+  private def parallel[T](items: Seq[T])(f: T => Unit): Unit = {
+    if (items.size <= 1) items.foreach(f)
+    else {
+      val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(16, items.size))
+      try {
+        val futures = items.map(i => pool.submit(new java.util.concurrent.Callable[Unit] { def call(): Unit = f(i) }))
+        futures.foreach(fu => try fu.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause })
+      } finally pool.shutdown()
+    }
+  }
+
+  /** Apply the journal; safe to repeat after a crash at any point of an earlier attempt, and never
+   *  deletes a replaced file unless every new file is in place. */
+  def applySteps(spark: SparkSession, conf: Configuration, staging: Path, steps: Seq[Step]): Outcome = {
+    val moves = steps.collect { case m: Move => m }
+    val deletes = steps.collect { case d: Delete => d }
+    def exists(p: Path) = p.getFileSystem(conf).exists(p)
+    def sizeOf(p: Path) = Try(p.getFileSystem(conf).getFileStatus(p).getLen).toOption
+    // Where is each new file? staged (to move), in place (moved), or nowhere (removed by someone else).
+    val pending = moves.filter(m => exists(m.from))
+    val placed = moves.filterNot(pending.contains).filter(m => sizeOf(m.to).exists(s => m.size < 0 || s == m.size))
+    val lost = moves.filterNot(m => pending.contains(m) || placed.contains(m))
+    val wrongSize = pending.filter(m => m.size >= 0 && !sizeOf(m.from).contains(m.size))
+    if (lost.nonEmpty || wrongSize.nonEmpty) {
+      val why = (lost.headOption.map(m => s"${lost.size} staged file(s) vanished before being moved in, e.g. ${m.from}") ++
+        wrongSize.headOption.map(m => s"${wrongSize.size} staged file(s) changed size since validation, e.g. ${m.from}"))
+        .mkString("; ")
+      if (deletes.forall(d => exists(d.path))) {
+        // nothing replaced is gone yet: undo the moves, the old files hold every row
+        parallel(placed)(m => m.to.getFileSystem(conf).delete(m.to, false))
+        return RolledBack(why)
+      }
+      val kept = new Path(staging.getParent, DamagedPrefix + staging.getName.stripPrefix(StagingPrefix))
+      staging.getFileSystem(conf).rename(staging, kept)
+      return Damaged(why, kept)
+    }
+    val dirs = pending.map(_.to.getParent).distinct
+    dirs.foreach(d => d.getFileSystem(conf).mkdirs(d))
+    val movedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
+    parallel(pending) { case Move(from, to, size) =>
+      val fs = from.getFileSystem(conf)
+      val existing = Try(fs.getFileStatus(to).getLen).toOption
+      if (existing.exists(s => size >= 0 && s == size)) {
+        // complete already (a rename that copies, on object stores): the staged copy is surplus
+        fs.delete(from, false)
+      } else {
+        // a partial copy from an interrupted move: replace it
+        if (existing.isDefined) fs.delete(to, false)
+        if (!fs.rename(from, to)) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
+      }
+      if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
+    }
+    pausePoint(spark, "after_moves")
+    val deleted = new java.util.concurrent.atomic.AtomicInteger(0)
+    parallel(deletes) { case Delete(path) =>
+      val fs = path.getFileSystem(conf)
+      if (fs.exists(path) && fs.delete(path, false)) deleted.incrementAndGet()
+    }
+    pausePoint(spark, "after_deletes")
+    RolledForward(pending.size, deleted.get)
+  }
+
+  // ---- leases ---------------------------------------------------------------------------------
+
+  /** The lease of a table name: `<database location>/_sc_leases/<table>`. It survives the renames
+   *  of clustered_table's swap (which move a managed table's directory). */
+  def nameLeaseDir(spark: SparkSession, tableName: String): Path = {
+    val session = classic(spark)
+    val ident = session.sessionState.sqlParser.parseTableIdentifier(tableName)
+    val catalog = session.sessionState.catalog
+    val db = ident.database.getOrElse(catalog.getCurrentDatabase)
+    new Path(new Path(catalog.getDatabaseMetadata(db).locationUri), s"_sc_leases/${ident.table.toLowerCase}")
+  }
+
+  /** The lease of a table's location: `<location>/_sc_lease`, shared by every catalog whose table
+   *  points there. */
+  def locationLeaseDir(t: CatalogTable): Path = new Path(location(t), "_sc_lease")
+
+  def refreshTable(spark: SparkSession, t: CatalogTable): Unit =
+    classic(spark).catalog.refreshTable(t.identifier.unquotedString)
+}

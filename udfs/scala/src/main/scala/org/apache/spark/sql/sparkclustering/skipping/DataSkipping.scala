@@ -1,0 +1,84 @@
+package org.apache.spark.sql.sparkclustering
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.planning.ScanOperation
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.datasources._
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+
+/**
+ * Planning-time data skipping for plain parquet/orc tables: a scan reads only the files whose
+ * per-file min/max/null counts (the package's sidecar, else the file footers; FileStatsStore) do
+ * not prove that no row passes the scan's data filters.
+ *
+ * How it is wired (the way Delta prunes files in its file index): a planner strategy that runs
+ * before Spark's FileSourceStrategy wraps the relation's FileIndex in a DataSkippingFileIndex, lets
+ * FileSourceStrategy plan the scan as usual, and swaps the FileSourceScanExec for a
+ * DataSkippingScanExec (the same node plus skipping metrics and EXPLAIN text). Spark lists the
+ * files through `FileIndex.listFiles(partitionFilters, dataFilters)`: partition pruning happens
+ * first in the wrapped index, then the files are pruned with the very filters the scan applies to
+ * its rows, so a skipped file is one whose rows the scan would have dropped anyway.
+ */
+object DataSkipping extends Logging {
+  def enabled(conf: SQLConf): Boolean = SparkClusteringConf.SkippingEnabled.get(conf)
+
+  // each distinct failure once per JVM (bounded), so a failing table does not flood the log
+  private val logged = java.util.concurrent.ConcurrentHashMap.newKeySet[String]()
+
+  /** Skipping failed where it must not fail a query: say so once, keep the files. */
+  private[sparkclustering] def logFailureOnce(table: String, what: String, e: Throwable): Unit = {
+    val key = s"$table|$what|${e.getClass.getName}|${e.getMessage}"
+    if (logged.size < 1000 && logged.add(key)) {
+      logWarning(s"spark_clustering data skipping: $table: $what failed, so the files concerned are read " +
+        s"(answers are unchanged): $e", e)
+    }
+  }
+}
+
+/** Plans scans of eligible file-source relations with a DataSkippingFileIndex (see DataSkipping). */
+case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case ScanOperation(_, _, filters, l @ LogicalRelation(fs: HadoopFsRelation, _, table, false, None)) =>
+      // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
+      if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
+      if (DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
+          FileSkippingPredicate.usable(filters).nonEmpty) {
+        // planning never fails because of the rule: anything it cannot plan, Spark plans as usual
+        try skipping(plan, l, fs, table) catch {
+          case NonFatal(e) =>
+            DataSkipping.logFailureOnce(table.map(_.identifier.unquotedString).getOrElse(""), "planning", e)
+            Nil
+        }
+      } else Nil
+    case _ => Nil
+  }
+
+  private def skipping(plan: LogicalPlan, l: LogicalRelation, fs: HadoopFsRelation,
+      table: Option[CatalogTable]): Seq[SparkPlan] = {
+    val format = ReadContext.formatOf(fs).get
+    // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
+    // partition directories; the sidecar lives in the table's directory, so it is a root too.
+    val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
+    val index = new DataSkippingFileIndex(fs.location, () => ReadContext.forScan(fs, format), fs.dataSchema,
+      table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
+    val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
+    val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
+    FileSourceStrategy(rewritten).map(_.transformUp {
+      case s: FileSourceScanExec if !s.isInstanceOf[DataSkippingScanExec] && (s.relation.location eq index) =>
+        DataSkippingScanExec(s)
+    })
+  }
+
+  private def eligible(fs: HadoopFsRelation): Boolean =
+    ReadContext.formatOf(fs).isDefined && (fs.location match {
+      case _: CatalogFileIndex | _: PartitioningAwareFileIndex => true
+      case _ => false // Delta, streaming sinks, other indexes keep their own listing
+    })
+}

@@ -1,0 +1,96 @@
+package org.apache.spark.sql.sparkclustering
+
+import java.util.concurrent.TimeUnit.NANOSECONDS
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PlanExpression}
+import org.apache.spark.sql.connector.read.streaming.SparkDataStream
+import org.apache.spark.sql.execution.{FileSourceScanExec, SQLExecution}
+import org.apache.spark.sql.execution.datasources._
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.util.collection.BitSet
+
+/**
+ * Spark's FileSourceScanExec with the skipping result in its metrics ("files skipped by min/max",
+ * next to Spark's "number of files read") and in EXPLAIN. Same constructor, so Spark's tree
+ * copies (makeCopy) keep the class; canonicalization gives a plain FileSourceScanExec, so exchange
+ * and subquery reuse still match it.
+ */
+class DataSkippingScanExec(
+    relation: HadoopFsRelation,
+    stream: Option[SparkDataStream],
+    output: Seq[Attribute],
+    requiredSchema: StructType,
+    partitionFilters: Seq[Expression],
+    optionalBucketSet: Option[BitSet],
+    optionalNumCoalescedBuckets: Option[Int],
+    dataFilters: Seq[Expression],
+    tableIdentifier: Option[TableIdentifier],
+    disableBucketedScan: Boolean,
+    markedForSingleTaskExecution: Boolean)
+  extends FileSourceScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
+    optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan, markedForSingleTaskExecution) {
+
+  @transient private lazy val skippingMetrics: Map[String, SQLMetric] = Map(
+    "filesSkippedByStats" -> SQLMetrics.createMetric(sparkContext, "files skipped by min/max"),
+    "filesBeforeSkipping" -> SQLMetrics.createMetric(sparkContext, "files before min/max skipping"),
+    "statsTime" -> SQLMetrics.createTimingMetric(sparkContext, "min/max stats time"))
+
+  override def metrics: Map[String, SQLMetric] = super.metrics ++ skippingMetrics
+
+  // Spark's rules that change a scan's bucketing (DisableUnnecessaryBucketedScan,
+  // CoalesceBucketsInJoin) call copy(...): keep this class.
+  override def copy(relation: HadoopFsRelation, stream: Option[SparkDataStream], output: Seq[Attribute],
+      requiredSchema: StructType, partitionFilters: Seq[Expression], optionalBucketSet: Option[BitSet],
+      optionalNumCoalescedBuckets: Option[Int], dataFilters: Seq[Expression], tableIdentifier: Option[TableIdentifier],
+      disableBucketedScan: Boolean, markedForSingleTaskExecution: Boolean): FileSourceScanExec =
+    new DataSkippingScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
+      optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan, markedForSingleTaskExecution)
+
+  // Not equal to the plain node with the same fields: tree transforms keep the old node when the
+  // new one is equal to it (so the swap in DataSkippingStrategy would be undone).
+  override def canEqual(other: Any): Boolean = other.isInstanceOf[DataSkippingScanExec]
+  override def equals(other: Any): Boolean = other.isInstanceOf[DataSkippingScanExec] && super.equals(other)
+  override def hashCode(): Int = super.hashCode()
+
+  /** The listing the scan reads: its static filters, as Spark's selectedPartitions passes them. */
+  private def result: Option[SkippingResult] = this.relation.location match {
+    case index: DataSkippingFileIndex =>
+      val static = (e: Expression) => !e.exists(_.isInstanceOf[PlanExpression[_]])
+      Some(index.listing(this.partitionFilters.filter(static), this.dataFilters.filter(static))._2)
+    case _ => None
+  }
+
+  override def sendDriverMetrics(): Unit = {
+    super.sendDriverMetrics()
+    result.foreach { r =>
+      skippingMetrics("filesSkippedByStats").set(r.filesSkipped.toLong)
+      skippingMetrics("filesBeforeSkipping").set(r.filesTotal.toLong)
+      skippingMetrics("statsTime").set(NANOSECONDS.toMillis(r.statsNanos))
+      val executionId = sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)
+      SQLMetrics.postDriverMetricUpdates(sparkContext, executionId, skippingMetrics.values.toSeq)
+    }
+  }
+
+  // EXPLAIN must not fail because the listing did (the query itself will report that)
+  private def skippingText: String =
+    if (this.relation == null) "" // a copy deserialized on an executor
+    else scala.util.Try(result.map(_.describe).getOrElse("")).getOrElse("")
+
+  override def simpleString(maxFields: Int): String = {
+    val text = skippingText
+    super.simpleString(maxFields) + (if (text.isEmpty) "" else s", DataSkipping: $text")
+  }
+
+  override def verboseStringWithOperatorId(): String = {
+    val text = skippingText
+    super.verboseStringWithOperatorId() + (if (text.isEmpty) "" else s"DataSkipping: $text\n")
+  }
+}
+
+object DataSkippingScanExec {
+  def apply(s: FileSourceScanExec): DataSkippingScanExec = new DataSkippingScanExec(s.relation, s.stream, s.output,
+    s.requiredSchema, s.partitionFilters, s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters,
+    s.tableIdentifier, s.disableBucketedScan, s.markedForSingleTaskExecution)
+}
