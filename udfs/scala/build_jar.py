@@ -1,7 +1,10 @@
 """Build build/spark-clustering-udfs.jar from udfs/scala/src with the Scala compiler in pyspark's jars/.
 
 No sbt/Maven (and so no network): scalac runs as `java -cp <pyspark jars> scala.tools.nsc.Main`.
-Skips the compile when a stamp (sha256 of the sources, this script and the pyspark version) matches.
+Sources: src/main/scala (every Spark line) plus src/shims/spark-<line>/scala, the few classes whose
+Spark internals differ between Spark lines (e.g. FileSourceScanExec's constructor), for the line of
+the installed pyspark. Skips the compile when a stamp (sha256 of the sources, this script and the
+pyspark version) matches.
 
 Usage: python udfs/scala/build_jar.py [--force]
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 SRC = HERE / "src" / "main" / "scala"
+SHIMS = HERE / "src" / "shims"
 BUILD = REPO / "build"
 CLASSES = BUILD / "scala-classes"
 JAR = BUILD / "spark-clustering-udfs.jar"
@@ -36,8 +40,18 @@ def pyspark_jars() -> tuple[str, list[Path]]:
     return pyspark.__version__, jars
 
 
-def sources() -> list[Path]:
-    return sorted(SRC.rglob("*.scala"))
+def spark_line(version: str) -> str:
+    """`4.1` of pyspark `4.1.4`."""
+    return ".".join(version.split(".")[:2])
+
+
+def sources(version: str) -> list[Path]:
+    shims = SHIMS / f"spark-{spark_line(version)}" / "scala"
+    if not shims.is_dir():
+        lines = sorted(p.name.removeprefix("spark-") for p in SHIMS.glob("spark-*"))
+        sys.exit(f"udf jar: no shims for Spark {spark_line(version)} (pyspark {version}) under {SHIMS}; "
+                 f"the extension is built for Spark {', '.join(lines)}")
+    return sorted(SRC.rglob("*.scala")) + sorted(shims.rglob("*.scala"))
 
 
 def fingerprint(version: str, files: list[Path]) -> str:
@@ -66,7 +80,7 @@ def write_jar() -> None:
 def main() -> int:
     force = "--force" in sys.argv[1:]
     version, jars = pyspark_jars()
-    files = sources()
+    files = sources(version)
     if not files:
         print(f"udf jar: no .scala sources under {SRC}", file=sys.stderr)
         return 1

@@ -2,35 +2,19 @@ package org.apache.spark.sql.sparkclustering
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PlanExpression}
-import org.apache.spark.sql.connector.read.streaming.SparkDataStream
+import org.apache.spark.sql.catalyst.expressions.{Expression, PlanExpression}
 import org.apache.spark.sql.execution.{FileSourceScanExec, SQLExecution}
-import org.apache.spark.sql.execution.datasources._
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
-import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.types.StructType
-import org.apache.spark.util.collection.BitSet
 
 /**
- * Spark's FileSourceScanExec with the skipping result in its metrics ("files skipped by min/max",
- * next to Spark's "number of files read") and in EXPLAIN. Same constructor, so Spark's tree
+ * What the rule's scan node adds to Spark's FileSourceScanExec: the skipping result in its metrics
+ * ("files skipped by min/max", next to Spark's "number of files read") and in EXPLAIN. The node
+ * itself (`DataSkippingScanExec`, Spark's constructor, which differs between Spark lines) is in the
+ * line's shim (`udfs/scala/src/shims/spark-<line>/`). It keeps Spark's constructor, so Spark's tree
  * copies (makeCopy) keep the class; canonicalization gives a plain FileSourceScanExec, so exchange
  * and subquery reuse still match it.
  */
-class DataSkippingScanExec(
-    relation: HadoopFsRelation,
-    stream: Option[SparkDataStream],
-    output: Seq[Attribute],
-    requiredSchema: StructType,
-    partitionFilters: Seq[Expression],
-    optionalBucketSet: Option[BitSet],
-    optionalNumCoalescedBuckets: Option[Int],
-    dataFilters: Seq[Expression],
-    tableIdentifier: Option[TableIdentifier],
-    disableBucketedScan: Boolean,
-    markedForSingleTaskExecution: Boolean)
-  extends FileSourceScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
-    optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan, markedForSingleTaskExecution) {
+trait DataSkippingScan extends FileSourceScanExec {
 
   @transient private lazy val skippingMetrics: Map[String, SQLMetric] = Map(
     "filesSkippedByStats" -> SQLMetrics.createMetric(sparkContext, "files skipped by min/max"),
@@ -39,19 +23,10 @@ class DataSkippingScanExec(
 
   override def metrics: Map[String, SQLMetric] = super.metrics ++ skippingMetrics
 
-  // Spark's rules that change a scan's bucketing (DisableUnnecessaryBucketedScan,
-  // CoalesceBucketsInJoin) call copy(...): keep this class.
-  override def copy(relation: HadoopFsRelation, stream: Option[SparkDataStream], output: Seq[Attribute],
-      requiredSchema: StructType, partitionFilters: Seq[Expression], optionalBucketSet: Option[BitSet],
-      optionalNumCoalescedBuckets: Option[Int], dataFilters: Seq[Expression], tableIdentifier: Option[TableIdentifier],
-      disableBucketedScan: Boolean, markedForSingleTaskExecution: Boolean): FileSourceScanExec =
-    new DataSkippingScanExec(relation, stream, output, requiredSchema, partitionFilters, optionalBucketSet,
-      optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan, markedForSingleTaskExecution)
-
   // Not equal to the plain node with the same fields: tree transforms keep the old node when the
   // new one is equal to it (so the swap in DataSkippingStrategy would be undone).
-  override def canEqual(other: Any): Boolean = other.isInstanceOf[DataSkippingScanExec]
-  override def equals(other: Any): Boolean = other.isInstanceOf[DataSkippingScanExec] && super.equals(other)
+  override def canEqual(other: Any): Boolean = other.isInstanceOf[DataSkippingScan]
+  override def equals(other: Any): Boolean = other.isInstanceOf[DataSkippingScan] && super.equals(other)
   override def hashCode(): Int = super.hashCode()
 
   /** The listing the scan reads: its static filters, as Spark's selectedPartitions passes them. */
@@ -87,10 +62,4 @@ class DataSkippingScanExec(
     val text = skippingText
     super.verboseStringWithOperatorId() + (if (text.isEmpty) "" else s"DataSkipping: $text\n")
   }
-}
-
-object DataSkippingScanExec {
-  def apply(s: FileSourceScanExec): DataSkippingScanExec = new DataSkippingScanExec(s.relation, s.stream, s.output,
-    s.requiredSchema, s.partitionFilters, s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters,
-    s.tableIdentifier, s.disableBucketedScan, s.markedForSingleTaskExecution)
 }
