@@ -11,6 +11,8 @@ INTEGRATION_TESTS = REPO / "integration_tests"
 BUILD = REPO / "build"
 JAR = BUILD / "spark-clustering-udfs.jar"
 EXTENSION_CLASS = "org.apache.spark.sql.sparkclustering.SparkClusteringExtensions"
+# The Delta Lake and Iceberg jars scripts/setup copies from Maven Central (jars/pom.xml).
+FORMAT_JARS = BUILD / "jars"
 # Git-ignored scratch space for warehouses, metastores and server logs.
 WORK = BUILD / "work"
 

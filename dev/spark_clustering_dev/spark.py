@@ -10,11 +10,35 @@ import os
 import sys
 from pathlib import Path
 
-from spark_clustering_dev.paths import EXTENSION_CLASS, JAR, WORK
+from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, WORK
+
+# The table formats a session is set up for: `hive` (plain parquet/orc tables only), `delta` or
+# `iceberg`. Each of Delta and Iceberg wants the session catalog (`spark_catalog`) for itself, so a
+# session serves one of them (and plain tables, which both catalogs hand to Spark's own).
+TABLE_FORMATS = ("hive", "delta", "iceberg")
 
 
-def session_conf(work_dir: Path, with_jar: bool = True) -> dict[str, str]:
-    """Spark confs for an isolated local warehouse + metastore under `work_dir`."""
+def table_format_conf(table_format: str) -> dict[str, str]:
+    """The confs that make `spark_catalog` serve `table_format` tables as well as plain ones
+    (docs/table_formats.md shows the same for a user's own session or Thrift server)."""
+    if table_format == "delta":
+        return {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+    if table_format == "iceberg":
+        return {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+                "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
+                # Iceberg tables are tables of the Hive metastore Spark uses (commits by its locks)
+                "spark.sql.catalog.spark_catalog.type": "hive",
+                # the embedded metastore's connection pool when Iceberg opens it (BoneCP is not in pyspark)
+                "spark.hadoop.datanucleus.connectionPoolingType": "DBCP"}
+    if table_format == "hive":
+        return {}
+    raise ValueError(f"table_format {table_format!r}: use one of {', '.join(TABLE_FORMATS)}")
+
+
+def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hive") -> dict[str, str]:
+    """Spark confs for an isolated local warehouse + metastore under `work_dir`, for `table_format`
+    tables (TABLE_FORMATS)."""
     work_dir = Path(work_dir).resolve()
     conf = {
         "spark.master": os.environ.get("SPARK_CLUSTERING_MASTER", "local[2]"),
@@ -32,25 +56,56 @@ def session_conf(work_dir: Path, with_jar: bool = True) -> dict[str, str]:
         # Python UDF workers run this interpreter (the venv's numpy + pyarrow), not the system one.
         "spark.pyspark.python": sys.executable,
     }
+    # Every session has the format jars on its classpath (a JVM's driver classpath is fixed when it
+    # starts, and a test process may start a session of another format later).
+    jars = sorted(str(p) for p in FORMAT_JARS.glob("*.jar"))
+    if not jars:
+        raise FileNotFoundError(f"no jars in {FORMAT_JARS}: run scripts/setup (it copies the Delta and Iceberg jars)")
+    extensions = []
+    format_conf = table_format_conf(table_format)
     if with_jar:
         if not JAR.exists():
             raise FileNotFoundError(f"{JAR} is missing: run scripts/setup (it builds the UDF jar)")
-        conf["spark.jars"] = str(JAR)
-        conf["spark.sql.extensions"] = EXTENSION_CLASS
+        jars.insert(0, str(JAR))
+        # First: Spark asks the extensions' planner strategies in this order, and Delta's plans
+        # every file-source scan (plain parquet too) itself, so after it the skipping rule never ran.
+        extensions.append(EXTENSION_CLASS)
+    if "spark.sql.extensions" in format_conf:
+        extensions.append(format_conf.pop("spark.sql.extensions"))
+    conf["spark.jars"] = ",".join(jars)
+    if extensions:
+        conf["spark.sql.extensions"] = ",".join(extensions)
+    conf.update(format_conf)
     return conf
 
 
 def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", with_jar: bool = True,
-              extra_conf: dict[str, str] | None = None):
+              extra_conf: dict[str, str] | None = None, table_format: str = "hive"):
     """Start (or return the running) embedded SparkSession with Hive support."""
     from pyspark.sql import SparkSession
 
     work_dir = Path(work_dir or WORK / "session")
     work_dir.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
-    for key, value in {**session_conf(work_dir, with_jar), **(extra_conf or {})}.items():
+    for key, value in {**session_conf(work_dir, with_jar, table_format), **(extra_conf or {})}.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    if table_format == "iceberg":
+        _create_metastore_lock_tables(session)
+    return session
+
+
+def _create_metastore_lock_tables(session) -> None:
+    """Iceberg commits to a Hive-metastore table under the metastore's table lock, whose tables
+    (HIVE_LOCKS, NEXT_LOCK_ID, ...) a metastore initialised by Hive's schematool has; the embedded
+    Derby metastore of a local session is created by DataNucleus without them. Hive's own
+    TxnDbUtil creates them (it skips the ones that exist)."""
+    jvm = session._jvm
+    session.sql("show databases").collect()  # the metastore database exists from here on
+    hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
+    hive_conf.set("javax.jdo.option.ConnectionURL",
+                  session.sparkContext.getConf().get("spark.hadoop.javax.jdo.option.ConnectionURL"))
+    jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf)
 
 
 @contextlib.contextmanager

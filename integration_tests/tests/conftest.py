@@ -26,10 +26,21 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("DBT_LOG_PATH", str(INTEGRATION_TESTS / "logs" / os.environ["PYTEST_XDIST_WORKER"]))
 
 
-@pytest.fixture(scope="session")
-def spark():
-    # A clean warehouse + metastore per pytest run: no table survives from an earlier run.
-    session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests")
+# The running session and the table format it serves (TABLE_FORMATS of spark_clustering_dev.spark).
+_session = {"format": None, "spark": None}
+
+
+def _session_for(table_format: str):
+    """The process's one SparkSession, for `table_format` tables: a module of another format than the
+    running session's stops it and starts one of its own (a fresh warehouse + metastore), because
+    Delta and Iceberg each take the session catalog. Format modules run last (see
+    pytest_collection_modifyitems), so a process switches at most once per format."""
+    if _session["format"] == table_format:
+        return _session["spark"]
+    if _session["spark"] is not None:
+        _session["spark"].stop()
+    session = get_spark(PYTEST_WORK / f"session-{table_format}", app_name="spark_clustering_tests",
+                        table_format=table_format)
     try:
         import spark_clustering_udfs
     except ImportError:  # the Python UDF package is optional for modules that do not use it
@@ -37,9 +48,23 @@ def spark():
     if spark_clustering_udfs is not None:
         # Same functions, `py_` prefix, so native and Python can be compared in one session.
         spark_clustering_udfs.register(session, prefix="py_")
-    yield session
-    session.stop()
+    _session.update(format=table_format, spark=session)
+    return session
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_spark():
+    # A clean warehouse + metastore per pytest run: no table survives from an earlier run.
+    yield
+    if _session["spark"] is not None:
+        _session["spark"].stop()
     shutil.rmtree(PYTEST_WORK, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def spark(request):
+    """The embedded session, for the module's `TABLE_FORMAT` (default `hive`: plain parquet/orc)."""
+    return _session_for(getattr(request.module, "TABLE_FORMAT", "hive"))
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +95,9 @@ SLOW_MODULES = ["test_recluster_kill", "test_data_skipping", "test_skipping_read
 def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.module.__name__.rsplit(".", 1)[-1]
-        return SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
+        table_format = getattr(item.module, "TABLE_FORMAT", "hive")
+        if table_format != "hive":  # after every plain module: one session switch per format
+            return (2, table_format)
+        return (0, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (1, "")
 
     items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept
