@@ -190,7 +190,8 @@ def test_config_errors_name_model_key_and_fix(dbt, s, spark):
         ({"cluster_by": []}, "config 'cluster_by'", "set it to a column or a list of columns"),
         ({"cluster_by": ["a", "nope"]}, "column 'nope' is not returned by the model", "its columns are: id, a, b"),
         ({"ranges": 1}, "config 'cluster_ranges' = 1", "whole number from 2 to 65535"),
-        ({"format": "delta"}, "config 'file_format' = delta", "Delta and Iceberg tables have their own clustering"),
+        ({"format": "hudi"}, "config 'file_format' = hudi", "Hudi tables are clustered by Hudi's own clustering service"),
+        ({"format": "csv"}, "config 'file_format' = csv", "use one of: parquet, orc, delta, iceberg"),
         ({"cluster_by": ["a", "A"]}, "config 'cluster_by'", "list each column once"),
     ]
     for case, *expected in cases:

@@ -16,6 +16,13 @@
     every key and value goes through _sql_literal, so a quote, backslash or non-ASCII character in a
     column name cannot break the statement. -#}
 {% macro _set_tblproperties_sql(relation, properties) %}
+    {{ return('alter table ' ~ relation ~ ' set tblproperties ' ~ spark_clustering._tblproperties_list(properties)) }}
+{% endmacro %}
+
+
+{#- `('key' = 'value', ...)` of a dict of properties, as _set_tblproperties_sql stores them; also the
+    TBLPROPERTIES clause of a CREATE TABLE. -#}
+{% macro _tblproperties_list(properties) %}
     {%- set pairs = [] -%}
     {%- for key, value in properties.items() -%}
         {%- if value is none -%}
@@ -32,7 +39,7 @@
         {%- do pairs.append(spark_clustering._sql_literal(key | string, 'tblproperties') ~ ' = '
                             ~ spark_clustering._sql_literal(text, 'tblproperties')) -%}
     {%- endfor -%}
-    {{ return('alter table ' ~ relation ~ ' set tblproperties (' ~ pairs | join(', ') ~ ')') }}
+    {{ return('(' ~ pairs | join(', ') ~ ')') }}
 {% endmacro %}
 
 

@@ -90,9 +90,14 @@
                 'use at most 100000 files per write; for a table that large set cluster_target_file_rows or cluster_target_file_bytes instead', max=100000, subject=subject) -%}
     {%- endif -%}
 
-    {%- set formats = ['parquet', 'orc'] -%}
-    {%- set file_format = spark_clustering._require_choice('file_format', value_of(cfg_source, 'file_format', 'parquet'), formats,
-            'clustered_table writes ' ~ formats | join(' or ') ~ '; Delta and Iceberg tables have their own clustering (OPTIMIZE ZORDER BY / rewrite_data_files)', subject) -%}
+    {%- set formats = ['parquet', 'orc', 'delta', 'iceberg'] -%}
+    {%- set file_format = value_of(cfg_source, 'file_format', 'parquet') -%}
+    {%- if file_format == 'hudi' -%}
+        {{ spark_clustering._config_error('file_format', file_format, "Hudi tables are clustered by Hudi's own clustering "
+            ~ "service (hoodie.clustering.inline / hoodie.clustering.plan.strategy.sort.columns), which rewrites file groups "
+            ~ "through Hudi's timeline; spark_clustering writes parquet, orc, delta or iceberg", subject) }}
+    {%- endif -%}
+    {%- do spark_clustering._require_choice('file_format', file_format, formats, 'use one of: ' ~ formats | join(', '), subject) -%}
 
     {%- set partition_by = spark_clustering._require_name_list('partition_by', cfg_source.get('partition_by') or [], "partition_by=['region']", subject) -%}
     {%- for col in partition_by if col | lower in lowered -%}

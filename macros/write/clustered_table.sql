@@ -1,8 +1,9 @@
-{#- `materialized='clustered_table'`: a parquet/orc table whose files are range-partitioned on a
-    Hilbert / Z-order / linear key of `cluster_by` and sorted within, built aside, validated
-    (row count + order-independent checksum against the model query) and swapped into place.
-    The previous table stays readable until the new one is complete (dbt-spark's `table` drops a
-    parquet table before rebuilding it). -#}
+{#- `materialized='clustered_table'`: a table whose files are range-partitioned on a Hilbert /
+    Z-order / linear key of `cluster_by` and sorted within. parquet/orc: built aside, validated
+    (row count, or an order-independent checksum, against the model query) and swapped into place;
+    the previous table stays readable until the new one is complete (dbt-spark's `table` drops a
+    parquet table before rebuilding it). delta/iceberg: written and committed in one transaction
+    of the format (_format_table_write.sql). -#}
 {% materialization clustered_table, adapter='spark' %}
     {%- set cfg = spark_clustering.clustering_config() -%}
     {#- cluster_workload: observed -> the boxes Spark recorded from this table's scans -#}
@@ -14,13 +15,19 @@
 
     {{ run_hooks(pre_hooks) }}
 
-    {#- One writer of the package per table (a recluster of it waits, or it waits for one); then
-        finish or roll back whatever an interrupted run left, before reading the current state. -#}
-    {%- set lease_wait = config.get('cluster_lease_wait_seconds') -%}
-    {%- if lease_wait is none -%}{%- set lease_wait = (config.get('meta') or {}).get('cluster_lease_wait_seconds') -%}{%- endif -%}
-    {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name, lease_wait) -%}
-    {{ spark_clustering.recover_swap(target_relation) }}
-    {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+    {%- set table_format = cfg.file_format in ['delta', 'iceberg'] -%}
+    {%- if table_format -%}
+        {#- Delta / Iceberg: the format's transaction is the swap, its concurrency control the lease -#}
+        {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+    {%- else -%}
+        {#- One writer of the package per table (a recluster of it waits, or it waits for one); then
+            finish or roll back whatever an interrupted run left, before reading the current state. -#}
+        {%- set lease_wait = config.get('cluster_lease_wait_seconds') -%}
+        {%- if lease_wait is none -%}{%- set lease_wait = (config.get('meta') or {}).get('cluster_lease_wait_seconds') -%}{%- endif -%}
+        {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name, lease_wait) -%}
+        {{ spark_clustering.recover_swap(target_relation) }}
+        {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+    {%- endif -%}
 
     {%- if config.get('contract').enforced -%}
         {{ get_assert_columns_equivalent(compiled_code) }}
@@ -33,18 +40,22 @@
 
     {%- set plan = spark_clustering._plan_clustered_write(source_view, cfg, existing) -%}
 
-    {% call statement('main') -%}
-        {{ spark_clustering._create_clustered_table_as(staging, plan.select_sql, cfg) }}
-    {%- endcall %}
-    {{ spark_clustering._test_hook('clustered_table.after_staging_write') }}
+    {%- if table_format -%}
+        {{ spark_clustering._replace_format_table(target_relation, existing, plan, cfg) }}
+    {%- else -%}
+        {% call statement('main') -%}
+            {{ spark_clustering._create_clustered_table_as(staging, plan.select_sql, cfg) }}
+        {%- endcall %}
+        {{ spark_clustering._test_hook('clustered_table.after_staging_write') }}
 
-    {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
-        valid through the rename swap (file sizes and modification times do not change); their
-        per-file row counts are what the copy's row count is checked with -#}
-    {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
-    {{ spark_clustering._validate_staging(staging, plan, cfg, file_stats) }}
-    {%- set released = spark_clustering.swap_relation(staging, target_relation, existing, lease, 'clustered_table ' ~ model.name) -%}
-    {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}
+        {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
+            valid through the rename swap (file sizes and modification times do not change); their
+            per-file row counts are what the copy's row count is checked with -#}
+        {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
+        {{ spark_clustering._validate_staging(staging, plan, cfg, file_stats) }}
+        {%- set released = spark_clustering.swap_relation(staging, target_relation, existing, lease, 'clustered_table ' ~ model.name) -%}
+        {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}
+    {%- endif -%}
 
     {% call statement('spark_clustering_drop_source_view') -%}
         drop view if exists {{ source_view }}

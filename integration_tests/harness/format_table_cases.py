@@ -1,0 +1,204 @@
+"""`clustered_table` on Delta Lake and Iceberg tables, for real (the formats' own jars, catalogs and
+transactions). The tests are written once here; test_delta_tables.py and test_iceberg_tables.py
+import them, each with the session of its format (conftest: a module's TABLE_FORMAT).
+
+What they hold a build to: the exact row multiset (count + order-independent checksum), one format
+transaction per build (one new Delta version / Iceberg snapshot), time travel to the version before
+a rebuild, the format's own per-file statistics equal to the min/max of each file's rows (strings
+longer than the formats' default truncation included), files tight on the clustering columns, a
+nondeterministic model rejected with the previous version put back, and the package's data-skipping
+rule never wrapping a format's scan."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spark_clustering_dev.dbt import DbtError, dbt_output
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import local
+
+ROWS = 20_000
+FILES = 8
+COLUMNS = ["id", "a", "b", "s"]
+
+
+@pytest.fixture(scope="module")
+def table_format(request) -> str:
+    """The importing module's TABLE_FORMAT (the format its session serves)."""
+    return request.module.TABLE_FORMAT
+
+
+def build(dbt, table_format, source, alias, expect_success=True, **case):
+    vars_ = {"case_source": source, "case_alias": alias, "case_format": table_format,
+             **{f"case_{k}": v for k, v in case.items()}}
+    return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
+
+
+@pytest.fixture(scope="module")
+def sources(spark, dbt, dbt_schema):
+    """Two plain parquet sources: `uniform` (ids 0..ROWS) and `shifted` (other rows, for rebuilds).
+    `s` is a 45-character string: Delta truncates string bounds to 32 characters and Iceberg to 16
+    by default, so exact bounds on it show the package's settings took effect."""
+    s = dbt_schema
+    for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]:
+        spark.sql(f"drop table if exists {s}.{name}")
+        spark.sql(f"""create table {s}.{name} using parquet as
+            select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a,
+                   cast(abs(xxhash64(id, 2)) % 100000 as double) / 3.0 as b,
+                   concat('customer-reference-number-0000000000-', lpad(cast(abs(xxhash64(id, 3)) % 1000000 as string), 7, '0')) as s
+            from range({lo}, {lo + ROWS})""")
+    return s
+
+
+def file_bounds(spark, table_format: str, table: str, columns: list[str]) -> dict[str, dict]:
+    """{file name: {'rows': n, col: (min, max) or None}} from the format's own metadata of the
+    table's current version: Delta's log (the add actions of the files the current snapshot holds),
+    Iceberg's `files` metadata table (readable_metrics)."""
+    if table_format == "delta":
+        location = spark.sql(f"describe detail {table}").first()["location"]
+        live = {Path(local(r[0])).name for r in spark.sql(f"select distinct _metadata.file_path from {table}").collect()}
+        out = {}
+        for commit in sorted(Path(local(location), "_delta_log").glob("*.json")):
+            for line in commit.read_text().splitlines():
+                add = json.loads(line).get("add")
+                name = Path(add["path"]).name if add else None
+                if add and name in live:
+                    stats = json.loads(add["stats"])
+                    out[name] = {"rows": stats["numRecords"],
+                                 **{c: ((stats["minValues"][c], stats["maxValues"][c]) if c in stats.get("minValues", {}) else None)
+                                    for c in columns}}
+        return out
+    metrics = ", ".join(f"readable_metrics.`{c}`.lower_bound as `{c}_lo`, readable_metrics.`{c}`.upper_bound as `{c}_hi`"
+                        for c in columns)
+    return {Path(local(r["file_path"])).name: {"rows": r["record_count"],
+                                               **{c: (r[f"{c}_lo"], r[f"{c}_hi"]) for c in columns}}
+            for r in spark.sql(f"select file_path, record_count, {metrics} from {table}.files").collect()}
+
+
+def row_bounds(spark, table_format: str, table: str, columns: list[str]) -> dict[str, dict]:
+    """The same from the rows: min/max of each column per data file."""
+    file_col = "_metadata.file_path" if table_format == "delta" else "_file"
+    aggs = ", ".join(f"min(`{c}`) as `{c}_lo`, max(`{c}`) as `{c}_hi`" for c in columns)
+    return {Path(local(r["f"])).name: {"rows": r["n"], **{c: (r[f"{c}_lo"], r[f"{c}_hi"]) for c in columns}}
+            for r in spark.sql(f"select {file_col} as f, count(*) as n, {aggs} from {table} group by 1").collect()}
+
+
+def versions(spark, table_format: str, table: str) -> list[int]:
+    """Every version of the table, oldest first: Delta log versions, Iceberg snapshot ids."""
+    if table_format == "delta":
+        return sorted(r[0] for r in spark.sql(f"describe history {table}").select("version").collect())
+    return [r[0] for r in spark.sql(f"select snapshot_id from {table}.snapshots order by committed_at").collect()]
+
+
+def provider(spark, table: str) -> str:
+    return spark.sql(f"describe table extended {table}").where("col_name = 'Provider'").first()[1].lower()
+
+
+def close(x, y) -> bool:
+    return x == y or (isinstance(x, float) and isinstance(y, float) and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0))
+
+
+@pytest.fixture(scope="module")
+def built(spark, dbt, sources, table_format):
+    """One build of `uniform` clustered on (a, s) in FILES files; what the tests read from it."""
+    build(dbt, table_format, f"{sources}.uniform", "clustered", method="hilbert", num_files=FILES,
+          cluster_by=["a", "s"])
+    return f"{sources}.clustered"
+
+
+def test_build_keeps_every_row_in_one_format_transaction(spark, sources, built, table_format):
+    assert provider(spark, built) == table_format
+    assert fingerprint(spark, built, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+    assert len(versions(spark, table_format, built)) == 1  # CREATE TABLE AS SELECT: one commit
+    properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {built}").collect()}
+    assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"]
+    assert properties["spark_clustering.method"] == "hilbert"
+    if table_format == "iceberg":
+        assert properties["write.metadata.metrics.column.a"] == "full"
+        assert properties["write.metadata.metrics.column.s"] == "full"
+
+
+def test_format_statistics_are_exact_per_file(spark, built, table_format):
+    """Every file's statistics in the format's own metadata equal the min/max of its rows, the
+    45-character string column included (both formats truncate strings by default)."""
+    meta = file_bounds(spark, table_format, built, ["a", "b", "s"])
+    rows = row_bounds(spark, table_format, built, ["a", "b", "s"])
+    assert len(rows) == FILES and set(meta) == set(rows)
+    for name, want in rows.items():
+        got = meta[name]
+        assert got["rows"] == want["rows"], name
+        for col in ["a", "s"]:  # the clustering columns: exact
+            assert got[col] == want[col], (name, col, got[col], want[col])
+        lo, hi = got["b"]  # another column: a bound, at least
+        assert lo <= want["b"][0] and hi >= want["b"][1]
+
+
+def test_files_are_tight_on_the_clustering_columns(spark, built, table_format):
+    """Hilbert over (a, s) in 8 files: the files split the (a, s) plane, so each file's range of a
+    covers well under the whole domain; the files of an unclustered write of these hash-derived
+    values each cover nearly all of it."""
+    meta = file_bounds(spark, table_format, built, ["a"])
+    widths = [(m["a"][1] - m["a"][0]) / 100_000 for m in meta.values()]
+    assert sum(widths) / len(widths) < 0.6, widths
+    assert sum(m["rows"] for m in meta.values()) == ROWS
+    assert all(abs(m["rows"] - ROWS / FILES) <= 0.15 * ROWS / FILES for m in meta.values()), [m["rows"] for m in meta.values()]
+
+
+def test_rebuild_is_one_transaction_and_time_travel_reads_the_old_rows(spark, dbt, sources, table_format):
+    table = f"{sources}.rebuilt"
+    build(dbt, table_format, f"{sources}.uniform", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
+    before = versions(spark, table_format, table)
+    build(dbt, table_format, f"{sources}.shifted", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
+    after = versions(spark, table_format, table)
+    assert after[:len(before)] == before and len(after) == len(before) + 1  # one commit replaced the table
+    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.shifted", COLUMNS)
+    old = f"(select * from {table} version as of {before[-1]}) v"
+    assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+
+
+def test_a_nondeterministic_model_is_rejected_and_the_previous_version_put_back(spark, dbt, sources, table_format):
+    table = f"{sources}.guarded"
+    build(dbt, table_format, f"{sources}.uniform", "guarded", num_files=2, cluster_by=["a"])
+    good = fingerprint(spark, table, COLUMNS)
+    before = versions(spark, table_format, table)
+    # rand() gives the write other rows than the count the build planned with
+    with pytest.raises(DbtError) as failure:
+        build(dbt, table_format, f"(select * from {sources}.uniform where rand() < 0.5) q", "guarded",
+              num_files=2, cluster_by=["a"])
+    text = str(failure.value)
+    assert "model 'cluster_case'" in text and "does not hold the model query's rows" in text, text
+    assert f"put back to its previous version {before[-1]}" in text, text
+    assert "cluster_validate=false" in text
+    assert fingerprint(spark, table, COLUMNS) == good
+
+
+def test_the_data_skipping_rule_never_wraps_a_format_scan(spark, sources, built):
+    """The format skips files from its own statistics; the package's rule serves plain parquet/orc
+    tables only, in the same session."""
+    format_plan = spark.sql(f"explain select * from {built} where a = 5").first()[0]
+    plain_plan = spark.sql(f"explain select * from {sources}.uniform where a = 5").first()[0]
+    assert "DataSkipping" not in format_plan, format_plan
+    assert "DataSkippingFileIndex" in plain_plan, plain_plan
+    assert spark.sql(f"select count(*) from {built} where a = 5").first()[0] == \
+        spark.sql(f"select count(*) from {sources}.uniform where a = 5").first()[0]
+
+
+def test_a_table_of_another_format_is_never_replaced(spark, dbt, sources, table_format):
+    table = f"{sources}.plain_first"
+    build(dbt, "parquet", f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
+    good = fingerprint(spark, table, COLUMNS)
+    with pytest.raises(DbtError) as failure:
+        build(dbt, table_format, f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
+    text = str(failure.value)
+    assert "config 'file_format' = " + table_format in text and "exists as a 'parquet' table" in text, text
+    assert "drop or rename the table yourself" in text
+    assert provider(spark, table) == "parquet" and fingerprint(spark, table, COLUMNS) == good
+
+
+def test_recluster_of_a_format_table_says_it_is_not_supported(spark, dbt, built, table_format, tmp_path):
+    run, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": built})],
+                          tmp_path / "target", expect_success=False)
+    text = out + "\n".join(run.messages)
+    assert f"is a '{table_format}' table" in text, text[-2000:]

@@ -1,0 +1,162 @@
+{#- clustered_table on Delta Lake and Iceberg tables: the clustered files are written by the format's
+    own writer in ONE transaction (CREATE OR REPLACE TABLE ... AS SELECT), so readers see the previous
+    snapshot or the new one, never both; time travel to the previous one keeps working; and the
+    format's log (Delta add.stats) / manifests (Iceberg bounds) hold every file's statistics, exact
+    for the clustering columns. No package lease and no staging table: the format's optimistic
+    concurrency decides between writers, and its commit is the swap. -#}
+
+{% macro _replace_format_table(target, existing, plan, cfg) %}
+    {%- set fmt = cfg.file_format -%}
+    {%- set previous = none -%}
+    {%- if existing is not none and not existing.is_view -%}
+        {%- set detail = spark_clustering._table_detail(existing) -%}
+        {%- if detail.provider != fmt -%}
+            {{ spark_clustering._config_error('file_format', fmt, "the table " ~ target ~ " exists as a '" ~ detail.provider
+                ~ "' table, and a change of format would drop its data outside any " ~ fmt ~ " transaction; "
+                ~ "drop or rename the table yourself, then run the model again", none) }}
+        {%- endif -%}
+        {%- set previous = spark_clustering._format_table_version(target, fmt) -%}
+    {%- elif existing is not none -%}
+        {#- a view holds no data: nothing to keep -#}
+        {% do adapter.drop_relation(existing) %}
+    {%- endif -%}
+
+    {#- Delta keeps only a 32-character prefix of string bounds unless told otherwise (the session
+        setting its writer reads); the clustering columns' bounds must be exact -#}
+    {%- set prefix_conf = 'spark.databricks.io.skipping.stringPrefixLength' -%}
+    {%- if fmt == 'delta' -%}
+        {%- set old_prefix = run_query('set ' ~ prefix_conf).rows[0][1] -%}
+        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ spark_clustering._format_string_bound_length()) -%}
+    {%- endif -%}
+    {% call statement('main') -%}
+        {{ spark_clustering._create_or_replace_format_table_as(target, plan, cfg) }}
+    {%- endcall %}
+    {%- if fmt == 'delta' -%}
+        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ old_prefix) -%}
+    {%- endif -%}
+    {%- set committed = spark_clustering._format_table_version(target, fmt) -%}
+    {{ spark_clustering._validate_format_commit(target, plan, cfg, previous, committed) }}
+{% endmacro %}
+
+
+{#- The longest string bound the formats are asked to keep exact for the clustering columns: longer
+    values still get a bound, a truncated one, which the package treats as unknown. -#}
+{% macro _format_string_bound_length() %}
+    {{ return(1024) }}
+{% endmacro %}
+
+
+{#- CREATE OR REPLACE TABLE ... AS with the model's dbt-spark options (options, partition_by,
+    location_root, comment), its tblproperties, the properties that make the clustering columns'
+    statistics exact, and the package's record of the clustering (spark_clustering.*). -#}
+{% macro _create_or_replace_format_table_as(target, plan, cfg) %}
+    {%- set location_root = config.get('location_root') -%}
+    {%- set properties = {} -%}
+    {%- do properties.update(config.get('tblproperties') or {}) -%}
+    {%- do properties.update(spark_clustering._exact_stats_properties(cfg.file_format, plan.column_names, plan.cluster_by)) -%}
+    {%- do properties.update({
+        'spark_clustering.cluster_by': plan.cluster_by,
+        'spark_clustering.method': cfg.method,
+        'spark_clustering.bits': plan.layout.bits if plan.layout else '',
+        'spark_clustering.row_count': plan.row_count,
+        'spark_clustering.num_files': plan.num_files,
+        'spark_clustering.layout': plan.layout_choice.spec if plan.layout_choice else '',
+        'spark_clustering.layout_name': plan.layout_choice.name if plan.layout_choice else '',
+    }) -%}
+    create or replace table {{ target }}
+    using {{ cfg.file_format }}
+    {{ options_clause() }}
+    {{ partition_cols(label="partitioned by") }}
+    {%- if location_root %}
+    location {{ spark_clustering._sql_literal(location_root ~ '/' ~ model['alias'], 'location_root') }}
+    {%- endif %}
+    {{ comment_clause() }}
+    tblproperties {{ spark_clustering._tblproperties_list(properties) }}
+    as
+    {{ plan.select_sql }}
+{% endmacro %}
+
+
+{#- Table properties under which the format records exact (untruncated) min/max for the clustering
+    columns. Delta: statistics are kept for the first 32 columns (delta.dataSkippingNumIndexedCols);
+    a wider table lists the clustering columns first in delta.dataSkippingStatsColumns. Iceberg:
+    write.metadata.metrics.column.<col> = full (its default truncates bounds to 16 bytes). -#}
+{% macro _exact_stats_properties(file_format, column_names, cluster_by) %}
+    {%- set properties = {} -%}
+    {%- if file_format == 'delta' and column_names | length > 32 -%}
+        {%- set lowered = cluster_by | map('lower') | list -%}
+        {%- set others = [] -%}
+        {%- for name in column_names if name | lower not in lowered -%}{%- do others.append(name) -%}{%- endfor -%}
+        {%- set indexed = [] -%}
+        {%- for name in cluster_by + others[:32 - cluster_by | length] -%}
+            {%- do indexed.append(adapter.quote(name)) -%}
+        {%- endfor -%}
+        {%- do properties.update({'delta.dataSkippingStatsColumns': indexed | join(',')}) -%}
+    {%- elif file_format == 'iceberg' -%}
+        {%- for name in cluster_by -%}
+            {%- do properties.update({'write.metadata.metrics.column.' ~ name: 'full'}) -%}
+        {%- endfor -%}
+        {#- Iceberg's writer keeps the package's distribution and order (it would otherwise ask
+            Spark to shuffle a partitioned table's rows by partition again) -#}
+        {%- do properties.update({'write.distribution-mode': 'none', 'write.spark.fanout.enabled': 'true'}) -%}
+    {%- endif -%}
+    {{ return(properties) }}
+{% endmacro %}
+
+
+{#- The table's current version: Delta's log version (DESCRIBE HISTORY), Iceberg's current snapshot
+    id (a reserved table property); what time travel (VERSION AS OF) and a rollback name. -#}
+{% macro _format_table_version(relation, file_format) %}
+    {%- if file_format == 'delta' -%}
+        {{ return(run_query('describe history ' ~ relation ~ ' limit 1').rows[0][0] | int) }}
+    {%- endif -%}
+    {%- set snapshot = spark_clustering._table_properties(relation).get('current-snapshot-id') -%}
+    {{ return(none if snapshot in [none, 'none', ''] else snapshot | int) }}
+{% endmacro %}
+
+
+{#- The committed version must hold the model's rows (count, or count and checksum): with a
+    transactional writer a lost or doubled file cannot happen, but a nondeterministic model gives
+    other rows to the write than to the count. A mismatch puts the previous version back (Delta
+    RESTORE, Iceberg set_current_snapshot; a first build is dropped) while the table is still at the
+    version this run committed, and fails the model. Readers may have seen the rejected version
+    between the two commits: the check can only read what was committed. -#}
+{% macro _validate_format_commit(target, plan, cfg, previous, committed) %}
+    {%- if not cfg.validate -%}{{ return(none) }}{%- endif -%}
+    {%- set at_version = target ~ ' version as of ' ~ committed -%}
+    {%- if cfg.validate == 'checksum' -%}
+        {%- set written = spark_clustering.row_checksum(at_version, plan.column_names) -%}
+    {%- else -%}
+        {%- set written = {'row_count': run_query('select count(*) from ' ~ at_version).rows[0][0] | int} -%}
+    {%- endif -%}
+    {%- if spark_clustering._checks_match(written, plan.source_check) -%}{{ return(none) }}{%- endif -%}
+    {%- do run_query('drop view if exists ' ~ plan.source_view) -%}
+    {%- set now = spark_clustering._format_table_version(target, cfg.file_format) -%}
+    {%- if now != committed -%}
+        {%- set outcome = "another writer committed version " ~ now ~ " since, so the table was left as it is; "
+                          ~ "restore version " ~ previous ~ " yourself if that is what you want" -%}
+    {%- elif previous is none -%}
+        {%- do adapter.drop_relation(target) -%}
+        {%- set outcome = "the table was new and has been dropped again" -%}
+    {%- else -%}
+        {%- do run_query(spark_clustering._restore_format_table_sql(target, cfg.file_format, previous)) -%}
+        {%- set outcome = "the table was put back to its previous version " ~ previous -%}
+    {%- endif -%}
+    {{ exceptions.raise_compiler_error(
+        "spark_clustering: model '" ~ model.name ~ "': the " ~ cfg.file_format ~ " version " ~ committed
+        ~ " written by this run does not hold the model query's rows (rows " ~ written.row_count ~ " vs "
+        ~ plan.source_check.row_count ~ ((", checksum " ~ written.hash_sum ~ "/" ~ written.hash_xor ~ " vs "
+            ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor) if cfg.validate == 'checksum' else '')
+        ~ "); " ~ outcome ~ ". If the model is nondeterministic (rand(), current_timestamp(), unordered limit), "
+        ~ "make it deterministic or set cluster_validate=false.") }}
+{% endmacro %}
+
+
+{% macro _restore_format_table_sql(relation, file_format, version) %}
+    {%- if file_format == 'delta' -%}
+        {{ return('restore table ' ~ relation ~ ' to version as of ' ~ version) }}
+    {%- endif -%}
+    {#- not rollback_to_snapshot: a REPLACE starts a new lineage, so the old snapshot is no ancestor -#}
+    {{ return("call spark_catalog.system.set_current_snapshot(table => "
+              ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'rollback') ~ ", snapshot_id => " ~ version ~ ")") }}
+{% endmacro %}
