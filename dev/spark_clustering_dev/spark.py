@@ -99,13 +99,20 @@ def _create_metastore_lock_tables(session) -> None:
     """Iceberg commits to a Hive-metastore table under the metastore's table lock, whose tables
     (HIVE_LOCKS, NEXT_LOCK_ID, ...) a metastore initialised by Hive's schematool has; the embedded
     Derby metastore of a local session is created by DataNucleus without them. Hive's own
-    TxnDbUtil creates them (it skips the ones that exist)."""
+    TxnDbUtil creates them, once per metastore: its first table existing means an earlier session
+    over the same metastore created them all."""
+    from py4j.protocol import Py4JJavaError
+
     jvm = session._jvm
     session.sql("show databases").collect()  # the metastore database exists from here on
     hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
     hive_conf.set("javax.jdo.option.ConnectionURL",
                   session.sparkContext.getConf().get("spark.hadoop.javax.jdo.option.ConnectionURL"))
-    jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf)
+    try:
+        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf)
+    except Py4JJavaError as error:
+        if "already exists" not in str(error.java_exception):
+            raise
 
 
 @contextlib.contextmanager

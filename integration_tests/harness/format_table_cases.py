@@ -202,3 +202,161 @@ def test_recluster_of_a_format_table_says_it_is_not_supported(spark, dbt, built,
                           tmp_path / "target", expect_success=False)
     text = out + "\n".join(run.messages)
     assert f"is a '{table_format}' table" in text, text[-2000:]
+
+
+def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(spark, dbt, sources, table_format):
+    """Adversaries of a rebuild's commit: a reader querying the table in a loop and a writer appending
+    10-row batches (random delays) while the model is rebuilt three times between two sources with
+    disjoint ids. Every read holds exactly one build's rows (all of `uniform`'s ids or all of
+    `shifted`'s, never both, never neither) plus whole batches; after each rebuild the table holds
+    its source's rows; a batch is never split. An append the format makes fail (its conflict with
+    the replace) is allowed; a rebuild that fails must name the format's conflict."""
+    import random
+    import threading
+    import time
+
+    table = f"{sources}.raced"
+    build(dbt, table_format, f"{sources}.uniform", "raced", num_files=2, cluster_by=["a"])
+    stop = threading.Event()
+    seen, problems, appended, refused = [], [], [], []
+    probe = (f"select count_if(id between 0 and {ROWS - 1}) as old, count_if(id >= {7 * ROWS}) as new, "
+             f"count(distinct case when id < 0 then -id div 100 end) as batches, "
+             f"count_if(id < 0) as batch_rows from {table}")
+
+    def reader():
+        rng = random.Random(1)
+        while not stop.is_set():
+            try:
+                r = spark.sql(probe).first()
+            except Exception as e:  # noqa: BLE001 - a failed read is a finding, recorded
+                problems.append(f"read failed: {str(e)[:300]}")
+                continue
+            seen.append((r.old, r.new, r.batch_rows, r.batches))
+            time.sleep(rng.uniform(0, 0.05))
+
+    def appender():
+        rng = random.Random(2)
+        k = 0
+        while not stop.is_set():
+            k += 1
+            try:
+                spark.sql(f"insert into {table} select -({k} * 100 + id), 0, 0.0, 'appended' from range(10)")
+                appended.append(k)
+            except Exception as e:  # noqa: BLE001 - the format refusing a racing append is allowed
+                refused.append(str(e)[:200])
+            time.sleep(rng.uniform(0, 0.3))
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=appender)]
+    for t in threads:
+        t.start()
+    failures = []
+    try:
+        for source in ["shifted", "uniform", "shifted"]:
+            try:
+                build(dbt, table_format, f"{sources}.{source}", "raced", num_files=2, cluster_by=["a"])
+            except DbtError as e:
+                failures.append(str(e))
+            time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not problems, problems[:3]
+    for text in failures:  # only the format's own conflict may stop a rebuild
+        assert any(w in text for w in ["Concurrent", "conflict", "CommitFailed", "Cannot commit"]), text[-1500:]
+    print(f"{table_format}: {len(seen)} reads, {len(appended)} appends committed, {len(refused)} refused, "
+          f"{len(failures)} rebuilds stopped by a conflict")
+    assert len(seen) >= 3, f"the reader got only {len(seen)} reads in"
+    for old, new, batch_rows, batches in seen:
+        assert sorted([old, new]) == [0, ROWS], (old, new)
+        assert batch_rows == 10 * batches, (batch_rows, batches)
+    final = spark.sql(probe).first()
+    assert (final.old, final.new) == ((0, ROWS) if not failures else (final.old, final.new))
+    assert final.batch_rows == 10 * final.batches
+    assert appended, f"no append went through ({len(refused)} refused: {refused[:2]})"
+
+
+def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0.0) -> str:
+    """Run harness.recluster_child with `plan`; with kill_after_marker, SIGKILL its process group
+    (Python + its Spark JVM) after it prints that marker, `fraction` times the time between its
+    first marker and that one later (the plan times a first build with the two markers: the kill
+    lands before or after the rebuild's commit whatever the machine's speed). Returns its output."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    from spark_clustering_dev.paths import INTEGRATION_TESTS
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines, marked, said = [], threading.Event(), []
+
+    def pump():
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("recluster_child_say: "):
+                said.append(time.monotonic())
+            if kill_after_marker and f"recluster_child_say: {kill_after_marker}" in line:
+                marked.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    if kill_after_marker:
+        deadline = time.monotonic() + 300
+        while not marked.is_set() and proc.poll() is None and time.monotonic() < deadline:
+            marked.wait(0.2)
+        assert marked.is_set(), "".join(lines[-60:])
+        time.sleep(fraction * (said[-1] - said[0]))
+        os.killpg(proc.pid, signal.SIGKILL)
+    code = proc.wait(timeout=600)
+    reader.join(timeout=10)
+    out = "".join(lines)
+    # a kill that came after the child had finished (a late fraction on a fast rebuild) is a round too
+    assert code in ((-signal.SIGKILL, 0) if kill_after_marker else (0,)), (code, out[-4000:])
+    return out
+
+
+def _fingerprints(output: str) -> list[list[int]]:
+    found = [line for line in output.splitlines() if line.startswith("recluster_child_fingerprints: ")]
+    assert found, output[-4000:]
+    return [json.loads(line.split(": ", 1)[1]) for line in found]
+
+
+def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format, tmp_path):
+    """`kill -9` of the process (dbt + its Spark JVM) at a random moment of a rebuild: a new process
+    reads exactly the old build's rows or the new one's, and its own rebuild goes through (no lock,
+    staging or log entry of the killed run stands in its way). One round per run (two Spark JVMs
+    each), a new moment every run: SPARK_CLUSTERING_KILL_SEED repeats one."""
+    import os
+    import random
+    import time
+
+    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+
+    schema = f"it_kill_{table_format}"
+    work = tmp_path / "work"
+    fraction = random.Random(seed).uniform(0.0, 1.0)  # of the first build's time
+    sources_sql = [{"sql": f"create database if not exists {schema}"}] + [
+        {"sql": f"""create table {schema}.{name} using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                    from range({lo}, {lo + ROWS})"""} for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]]
+
+    def run_model(source):
+        return {"dbt": ["run", "--select", "cluster_case"],
+                "vars": {"case_source": f"{schema}.{source}", "case_alias": "killed", "case_format": table_format,
+                         "case_num_files": 4, "case_cluster_by": ["a"]}}
+
+    base = {"work": str(work), "schema": schema, "table_format": table_format}
+    _child({**base, "steps": [*sources_sql, {"say": "building"}, run_model("uniform"), {"say": "rebuilding"},
+                              run_model("shifted")]}, kill_after_marker="rebuilding", fraction=fraction)
+    tables = [f"{schema}.killed", f"{schema}.uniform", f"{schema}.shifted"]
+    out = _child({**base, "steps": [{"fingerprints": tables}, run_model("shifted"), {"fingerprints": tables}]})
+    (table, uniform, shifted), (after, _, shifted_again) = _fingerprints(out)
+    assert table in (uniform, shifted), \
+        f"seed {seed}, killed {fraction:.2f} of a build in: {table} is neither {uniform} nor {shifted}"
+    assert after == shifted == shifted_again
+    print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the rebuild; the table then held the "
+          f"{'old' if table == uniform else 'new'} build")

@@ -4,12 +4,16 @@ tests/test_recluster_kill.py).
 
     python -m harness.recluster_child '<json plan>'
 
-plan: {"work": dir, "schema": s, "with_jar": true, "steps": [step, ...]} with each step one of
+plan: {"work": dir, "schema": s, "with_jar": true, "table_format": "hive" (the session's, as
+spark_clustering_dev.spark.TABLE_FORMATS), "steps": [step, ...]} with each step one of
     {"dbt": [args...], "vars": {...}}           run dbt in-process (the killed step pauses inside)
     {"dbt": [...], "vars": {...}, "expect_failure": true}
         run dbt expecting it to fail; print `recluster_child_error: <json list of dbt's messages>`
     {"sql": "..."}                               run a statement
     {"tables": true}                             print `recluster_child_tables: <json list of the schema's tables>`
+    {"say": text}                                print `recluster_child_say: <text>` (a marker the test waits for)
+    {"fingerprints": [table, ...]}               print `recluster_child_fingerprints: <json list>` (rows, sum and
+                                                 xor of row hashes, spark_clustering_dev.layout.fingerprint)
     {"check": {"alias": a, "batches": [[start, end], ...]}}
         print `recluster_child: {"rows_match": bool, "actual": [...], "expected": [...],
         "leftovers": [...], "files": n}` for the model's table.
@@ -21,12 +25,14 @@ import json
 import sys
 
 from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.recluster_case import actual, expected, leftovers
 from spark_clustering_dev.spark import get_spark
 
 
 def main(plan: dict) -> None:
-    spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child", with_jar=plan.get("with_jar", True))
+    spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child", with_jar=plan.get("with_jar", True),
+                      table_format=plan.get("table_format", "hive"))
     schema = plan["schema"]
     spark.sql(f"create database if not exists {schema}")
     for step in plan["steps"]:
@@ -37,6 +43,11 @@ def main(plan: dict) -> None:
             run_dbt(step["dbt"], schema=schema, vars=step.get("vars"))
         elif "sql" in step:
             spark.sql(step["sql"])
+        elif "say" in step:
+            print("recluster_child_say: " + step["say"], flush=True)
+        elif "fingerprints" in step:
+            print("recluster_child_fingerprints: " + json.dumps([fingerprint(spark, t) for t in step["fingerprints"]]),
+                  flush=True)
         elif "tables" in step:
             names = sorted(r.tableName for r in spark.sql(f"show tables in {schema}").collect())
             print("recluster_child_tables: " + json.dumps(names), flush=True)
