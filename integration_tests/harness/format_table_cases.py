@@ -360,3 +360,42 @@ def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format
     assert after == shifted == shifted_again
     print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the rebuild; the table then held the "
           f"{'old' if table == uniform else 'new'} build")
+
+
+def test_clustering_information_on_a_format_table(spark, built, dbt, table_format, tmp_path):
+    """The metrics of the files the current version holds, from each file's rows (Delta through
+    _metadata, Iceberg through its _file column), equal to the same min/max the format's metadata
+    holds: the depth computed here from those bounds matches."""
+    run, out = dbt_output(dbt, ["run-operation", "spark_clustering.clustering_information", "--args",
+                                json.dumps({"relation": built, "columns": ["a", "s"]})], tmp_path / "target")
+    line = [x for x in out.splitlines() if "clustering_information: " in x][-1]
+    info = json.loads(line.split("clustering_information: ", 1)[1])
+    assert info["total_files"] == FILES and info["method"] == "hilbert"
+    assert info["columns"]["a"]["total_file_count"] == FILES
+    bounds = [m["a"] for m in file_bounds(spark, table_format, built, ["a"]).values()]
+    # depth of a file: the most files containing one point of its range (reached at a file's lower bound)
+    depths = [max(sum(1 for lo, hi in bounds if lo <= x <= hi) for x in [f_lo] + [lo for lo, _ in bounds if f_lo <= lo <= f_hi])
+              for f_lo, f_hi in bounds]
+    assert abs(info["columns"]["a"]["average_depth"] - sum(depths) / len(depths)) < 0.01, (info["columns"]["a"], depths)
+    assert info["columns"]["a"]["average_depth"] < FILES / 2
+
+
+def test_a_layout_the_format_keeps_is_never_replaced(spark, dbt, sources, table_format):
+    """A Delta table with liquid clustering, an Iceberg table with a sort order: the build stops with
+    a config error saying how to hand the layout over, and the table is left as it was."""
+    table = f"{sources}.own_layout"
+    spark.sql(f"drop table if exists {table}")
+    if table_format == "delta":
+        spark.sql(f"create table {table} using delta cluster by (a) as select * from {sources}.uniform")
+        wanted = ["declares liquid clustering on", "CLUSTER BY NONE"]
+    else:
+        spark.sql(f"create table {table} using iceberg as select * from {sources}.uniform")
+        spark.sql(f"alter table {table} write ordered by b")
+        wanted = ["declares the sort order", "WRITE UNORDERED"]
+    good, before = fingerprint(spark, table, COLUMNS), versions(spark, table_format, table)
+    with pytest.raises(DbtError) as failure:
+        build(dbt, table_format, f"{sources}.shifted", "own_layout", num_files=2, cluster_by=["a"])
+    text = str(failure.value)
+    assert "model 'cluster_case'" in text and "config 'cluster_by'" in text, text[-2000:]
+    assert all(w in text for w in wanted), text[-2000:]
+    assert fingerprint(spark, table, COLUMNS) == good and versions(spark, table_format, table) == before

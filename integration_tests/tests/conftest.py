@@ -32,15 +32,18 @@ _session = {"format": None, "spark": None}
 
 def _session_for(table_format: str):
     """The process's one SparkSession, for `table_format` tables: a module of another format than the
-    running session's stops it and starts one of its own (a fresh warehouse + metastore), because
-    Delta and Iceberg each take the session catalog. Format modules run last (see
-    pytest_collection_modifyitems), so a process switches at most once per format."""
+    running session's stops it and starts one for that format (same warehouse + metastore), because
+    Delta and Iceberg each take the session catalog. Format modules run first (see
+    pytest_collection_modifyitems), so a worker switches to the plain session once after them."""
     if _session["format"] == table_format:
         return _session["spark"]
     if _session["spark"] is not None:
         _session["spark"].stop()
-    session = get_spark(PYTEST_WORK / f"session-{table_format}", app_name="spark_clustering_tests",
-                        table_format=table_format)
+    # One warehouse + metastore for every session of the process: Hive's metastore code keeps some
+    # state per JVM (TxnHandler's connection pool, bound by the first DROP DATABASE to the metastore
+    # of that moment), so a later Iceberg session over a metastore of its own would take its table
+    # locks in the first one's, which lacks the lock tables: every Iceberg commit hung retrying.
+    session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format)
     try:
         import spark_clustering_udfs
     except ImportError:  # the Python UDF package is optional for modules that do not use it
@@ -96,8 +99,8 @@ def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.module.__name__.rsplit(".", 1)[-1]
         table_format = getattr(item.module, "TABLE_FORMAT", "hive")
-        if table_format != "hive":  # after every plain module: one session switch per format
-            return (2, table_format)
-        return (0, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (1, "")
+        if table_format != "hive":  # first (they are slow), each worker then switches to hive once
+            return (0, table_format)
+        return (1, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (2, "")
 
     items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept

@@ -110,3 +110,17 @@
         {% do adapter.drop_relation(relation) %}
     {%- endif -%}
 {% endmacro %}
+
+
+{#- Whether `relation` is an Iceberg table: Iceberg tables name a row's data file by the hidden
+    column `_file`, not Spark's `_metadata.file_path`. dbt-spark's relation says so when its listing
+    knew the provider; else DESCRIBE does. False at parse time and for a table that does not exist
+    (a query of it fails when it runs anyway). -#}
+{% macro _is_iceberg(relation) %}
+    {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(false) }}{%- endif -%}
+    {%- if relation.is_iceberg is defined and relation.is_iceberg -%}{{ return(true) }}{%- endif -%}
+    {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {{ return(spark_clustering._table_detail(relation).provider == 'iceberg') }}
+{% endmacro %}

@@ -7,13 +7,18 @@
 
 {% macro spark__file_stats(relation, columns) %}
     {%- set column_list = spark_clustering._as_column_list(columns, 'file_stats', relation) -%}
-    {#- _metadata is the file-source metadata column (parquet, orc, csv, json; partitioned or not):
-        reading the table reads exactly its live files; files with zero rows produce no row. Spark
-        renames it when a column of the table is called _metadata: _metadata_column_of. -#}
-    {%- set meta = spark_clustering._metadata_column_of(relation) -%}
+    {#- _metadata is the file-source metadata column (parquet, orc, csv, json, Delta; partitioned or
+        not): reading the table reads exactly its live files; files with zero rows produce no row.
+        Spark renames it when a column of the table is called _metadata: _metadata_column_of.
+        Iceberg names a row's data file by its own hidden column _file. -#}
+    {%- if spark_clustering._is_iceberg(relation) -%}
+        {%- set file_path = '_file' -%}
+    {%- else -%}
+        {%- set file_path = spark_clustering._metadata_column_of(relation) ~ '.file_path' -%}
+    {%- endif -%}
     {%- set sql -%}
 select
-    {{ meta }}.file_path as file_path,
+    {{ file_path }} as file_path,
     count(*) as row_count
     {%- for column_name in column_list %}
     {%- set quoted = spark_clustering._quoted_columns([column_name]) %},
@@ -22,7 +27,7 @@ select
     count(*) - count({{ quoted }}) as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
     {%- endfor %}
 from {{ relation }}
-group by {{ meta }}.file_path
+group by {{ file_path }}
     {%- endset -%}
     {{ return(sql) }}
 {% endmacro %}
