@@ -33,8 +33,8 @@ _session = {"format": None, "spark": None}
 def _session_for(table_format: str):
     """The process's one SparkSession, for `table_format` tables: a module of another format than the
     running session's stops it and starts one for that format (same warehouse + metastore), because
-    Delta and Iceberg each take the session catalog. Format modules run first (see
-    pytest_collection_modifyitems), so a worker switches to the plain session once after them."""
+    Delta and Iceberg each take the session catalog. Format modules run last (see
+    pytest_collection_modifyitems), so a worker switches at most once per format."""
     if _session["format"] == table_format:
         return _session["spark"]
     if _session["spark"] is not None:
@@ -99,8 +99,11 @@ def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.module.__name__.rsplit(".", 1)[-1]
         table_format = getattr(item.module, "TABLE_FORMAT", "hive")
-        if table_format != "hive":  # first (they are slow), each worker then switches to hive once
-            return (0, table_format)
-        return (1, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (2, "")
+        # Last: a plain module never runs after a format session in the same process (in an Iceberg
+        # session, DROP TABLE of a plain table drops it from the metastore but leaves its files, so
+        # a module's drop-and-create of its own tables would fail with LOCATION_ALREADY_EXISTS)
+        if table_format != "hive":
+            return (2, table_format)
+        return (0, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (1, "")
 
     items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept
