@@ -197,11 +197,110 @@ def test_a_table_of_another_format_is_never_replaced(spark, dbt, sources, table_
     assert provider(spark, table) == "parquet" and fingerprint(spark, table, COLUMNS) == good
 
 
-def test_recluster_of_a_format_table_says_it_is_not_supported(spark, dbt, built, table_format, tmp_path):
-    run, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": built})],
-                          tmp_path / "target", expect_success=False)
-    text = out + "\n".join(run.messages)
-    assert f"is a '{table_format}' table" in text, text[-2000:]
+def recluster(dbt, table: str, target: Path, expect_success: bool = True, case: dict | None = None, **args) -> dict:
+    """`dbt run-operation recluster` on `table`, with the vars of its `build` (`case`: the model's
+    config, as the post-hook would see it); its outcome (the `recluster: {...}` line)."""
+    vars_ = {f"case_{k}": v for k, v in (case or {}).items()}
+    run, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args",
+                                json.dumps({"relation": table, **args})], target, expect_success=expect_success,
+                          vars=vars_)
+    lines = [x for x in out.splitlines() if "recluster: {" in x]
+    assert lines, out[-3000:]
+    return json.loads(lines[-1].split("recluster: ", 1)[1])
+
+
+def live_files(spark, table_format: str, table: str) -> set[str]:
+    """Paths of the data files the table's current version holds."""
+    file_col = "_metadata.file_path" if table_format == "delta" else "_file"
+    return {r[0] for r in spark.sql(f"select distinct {file_col} from {table}").collect()}
+
+
+def append(spark, table: str, source: str, lo: int, hi: int, files: int = 2):
+    """An unclustered append (INSERT INTO, `files` files) of the source's ids in [lo, hi)."""
+    spark.sql(f"insert into {table} select /*+ repartition({files}) */ {', '.join(COLUMNS)} from {source} "
+              f"where id >= {lo} and id < {hi}")
+
+
+@pytest.fixture(scope="module")
+def grown(spark, dbt, sources, table_format, tmp_path_factory):
+    """A build of `uniform` clustered on (a, s) in 4 files, then 3 unclustered appends of 10 % of
+    `shifted` each, then recluster(): what the recluster tests read (table, versions before,
+    outcome, live files before)."""
+    table = f"{sources}.grown"
+    build(dbt, table_format, f"{sources}.uniform", "grown", **GROWN)
+    shifted = 7 * ROWS
+    for i in range(3):
+        append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
+    before_files, before_versions = live_files(spark, table_format, table), versions(spark, table_format, table)
+    outcome = recluster(dbt, table, tmp_path_factory.mktemp("grown") / "target", case=grown_case(sources, table_format))
+    return {"table": table, "versions": before_versions, "files": before_files, "outcome": outcome}
+
+
+GROWN = {"method": "hilbert", "file_rows": ROWS // 4, "cluster_by": ["a", "s"]}
+
+
+def grown_case(sources: str, table_format: str) -> dict:
+    return {"source": f"{sources}.uniform", "alias": "grown", "format": table_format, **GROWN}
+
+
+def expected_grown(sources: str) -> str:
+    return (f"(select {', '.join(COLUMNS)} from {sources}.uniform union all select {', '.join(COLUMNS)} from "
+            f"{sources}.shifted where id < {7 * ROWS + 3 * ROWS // 10}) e")
+
+
+def test_recluster_rewrites_the_appended_files_in_one_format_commit_per_round(spark, sources, grown, table_format):
+    table, outcome = grown["table"], grown["outcome"]
+    assert outcome["decision"] == "reclustered", outcome
+    rounds = [r for r in outcome["rounds"] if r["status"] == "committed"]
+    assert rounds and len(rounds) == len(outcome["rounds"]), outcome["rounds"]
+    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+    after = versions(spark, table_format, table)
+    # one format commit per round, then the table properties the package records (a Delta commit; an
+    # Iceberg metadata change without a snapshot)
+    assert after[:len(grown["versions"])] == grown["versions"]
+    assert len(after) == len(grown["versions"]) + len(rounds) + (table_format == "delta"), (after, grown["versions"], rounds)
+    files = live_files(spark, table_format, table)
+    replaced = grown["files"] - files
+    # the 6 appended files went; the new files lie in the rewrite's staging directory, taken over in place
+    assert len(replaced) >= 6 and all("/sc-l" in f for f in files - grown["files"]), (replaced, files)
+    assert outcome["after"]["new_files"] == 0 and outcome["after"]["new_rows"] == 0, outcome["after"]
+    if table_format == "delta":
+        ops = spark.sql(f"describe history {table}").where("operation = 'OPTIMIZE'").collect()
+        assert len(ops) == len(rounds), ops
+        assert ops[0]["operationParameters"]  # Delta recorded it as a rewrite (dataChange = false)
+        log = [json.loads(x) for x in Path(local(spark.sql(f"describe detail {table}").first()["location"]),
+               "_delta_log", f"{ops[0]['version']:020d}.json").read_text().splitlines()]
+        actions = [a.get("add") or a.get("remove") for a in log if "add" in a or "remove" in a]
+        assert actions and all(a["dataChange"] is False for a in actions), actions[:2]
+    else:
+        ops = spark.sql(f"select operation, summary from {table}.snapshots order by committed_at").collect()
+        assert sum(1 for o in ops if o.operation == "replace") == len(rounds), ops
+
+
+def test_time_travel_to_before_a_recluster_reads_the_old_files(spark, sources, grown, table_format):
+    table = grown["table"]
+    old = f"(select *, {'_metadata.file_path' if table_format == 'delta' else '_file'} as f from {table} version as of {grown['versions'][-1]}) v"
+    assert {r[0] for r in spark.sql(f"select distinct f from {old}").collect()} == grown["files"]
+    assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+
+
+def test_reclustered_files_have_exact_statistics_in_the_format_metadata(spark, grown, table_format):
+    table = grown["table"]
+    meta = file_bounds(spark, table_format, table, ["a", "s"])
+    rows = row_bounds(spark, table_format, table, ["a", "s"])
+    assert set(meta) == set(rows)
+    for name, want in rows.items():
+        assert meta[name] == want, (name, meta[name], want)
+
+
+def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(spark, dbt, sources, grown, table_format, tmp_path):
+    table = grown["table"]
+    again = recluster(dbt, table, tmp_path / "again", case=grown_case(sources, table_format))
+    assert again["decision"] == "skipped" and "no new rows" in again["reason"], again
+    final = recluster(dbt, table, tmp_path / "final", case=grown_case(sources, table_format), final=True)
+    assert final["decision"] in ("reclustered", "skipped"), final
+    assert final["after"]["runs"] <= 1 or final["stopped"], final
+    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
 
 
 def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(spark, dbt, sources, table_format):

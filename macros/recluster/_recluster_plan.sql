@@ -6,22 +6,48 @@
     thresholds per scope; the commit replaces a file only while its size and mtime are as listed here. -#}
 {% macro _recluster_measure(relation, settings) %}
     {%- set columns = settings.cfg.cluster_by -%}
-    {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
+    {%- set format_table = settings.cfg.file_format in ['delta', 'iceberg'] -%}
+    {%- if format_table -%}
+        {#- the current snapshot's files, from the format's log / manifests, and its version -#}
+        {%- set listing = run_query("select file_path, file_size, modification_time, table_version from format_data_files('"
+                                    ~ settings.table_name ~ "', '" ~ settings.cfg.file_format ~ "')") -%}
+    {%- else -%}
+        {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
+    {%- endif -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
+    {%- set ns_version = namespace(value=none) -%}
     {%- for row in listing.rows -%}
         {%- set path = row[0] -%}
-        {%- set name = path.split('/')[-1] -%}
+        {%- if format_table -%}
+            {%- set ns_version.value = row[3] | int -%}
+            {#- a format rewrite's files lie in its staging directory sc-l<level>-<run>/ (Delta:
+                <table>/sc-l1-<run>/[<partition>/]part-*, Iceberg: <table>/data/sc-l1-<run>/data/[<partition>/]*);
+                the scope is the partition, from the path's key=value segments -#}
+            {%- set relative = path[settings.detail.location | length:] if path.startswith(settings.detail.location) else path -%}
+            {%- set segments = relative.split('/')[:-1] -%}
+            {%- set staged = [] -%}
+            {%- set partition = [] -%}
+            {%- for segment in segments -%}
+                {%- if modules.re.match('^sc-l[0-9]+-', segment) -%}{%- do staged.append(segment) -%}{%- endif -%}
+                {%- if '=' in segment -%}{%- do partition.append(segment) -%}{%- endif -%}
+            {%- endfor -%}
+            {%- set name = staged[0] if staged else '' -%}
+            {%- set scope = settings.detail.location ~ '/' ~ partition | join('/') -%}
+        {%- else -%}
+            {%- set name = path.split('/')[-1] -%}
+            {%- set scope = path[:path.rfind('/')] -%}
+        {%- endif -%}
         {%- set parts = name.split('-') -%}
-        {%- if name.startswith('sc-l') and parts | length >= 4 -%}
+        {%- if name.startswith('sc-l') and parts | length >= 3 -%}
             {%- set level = parts[1][1:] | int -%}
-            {%- set run = parts[2] -%}
+            {%- set run = parts[2].split('.')[0] -%}
         {%- else -%}
             {%- set level = 0 -%}
             {%- set run = none -%}
         {%- endif -%}
         {%- set file = {'path': path, 'size': row[1] | int, 'mtime': row[2] | int, 'rows': 0, 'ranges': none, 'level': level,
-                        'run': run, 'scope': path[:path.rfind('/')]} -%}
+                        'run': run, 'scope': scope} -%}
         {%- do files.append(file) -%}
         {%- do by_path.update({path: file}) -%}
     {%- endfor -%}
@@ -74,7 +100,7 @@
     {%- endfor -%}
     {%- set runs = files | rejectattr('run', 'none') | map(attribute='run') | unique | list -%}
     {{ return({
-        'files': files, 'scopes': scopes, 'new_rows': ns2.new_rows,
+        'files': files, 'scopes': scopes, 'new_rows': ns2.new_rows, 'table_version': ns_version.value,
         'thresholds': ns2.thresholds if scopes | length == 1 else 'per partition',
         'summary': {'files': files | length, 'rows': files | sum(attribute='rows'), 'new_files': ns2.new_files,
                     'new_rows': ns2.new_rows, 'runs': runs | length, 'scopes': scopes | length, 'columns': worst},

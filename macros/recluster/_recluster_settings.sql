@@ -47,10 +47,10 @@
             "recluster: " ~ relation ~ " has no `cluster_by`: set it in the model's config (or under meta), "
             ~ "or pass it, e.g. --args '{relation: " ~ relation ~ ", columns: [event_time, device_id]}'") }}
     {%- endif -%}
-    {%- if detail.provider not in ['parquet', 'orc'] -%}
+    {%- if detail.provider not in ['parquet', 'orc', 'delta', 'iceberg'] -%}
         {{ exceptions.raise_compiler_error(
-            "recluster: " ~ subject ~ " is a '" ~ detail.provider ~ "' table; recluster rewrites parquet and orc "
-            ~ "tables (Delta and Iceberg have OPTIMIZE ... ZORDER BY / rewrite_data_files).") }}
+            "recluster: " ~ subject ~ " is a '" ~ detail.provider ~ "' table; recluster rewrites parquet, orc, "
+            ~ "Delta Lake and Iceberg tables" ~ (" (Hudi has its own clustering service)" if detail.provider == 'hudi' else "") ~ ".") }}
     {%- endif -%}
     {%- do source.update({'file_format': detail.provider, 'partition_by': detail.partition_by}) -%}
     {%- set cfg = spark_clustering.clustering_config(source, subject) -%}

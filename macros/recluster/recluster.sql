@@ -16,7 +16,10 @@
          without new files merges the two smallest runs;
       4. rewrite the selection clustered into a hidden staging directory, validate row count +
          checksum, and commit with recluster_commit (journaled file swap under the table's lease;
-         aborts when a file it replaces changed, docs/concurrency.md).
+         aborts when a file it replaces changed, docs/concurrency.md). On Delta Lake and Iceberg
+         tables the rewrite is committed by the format's own rewrite transaction instead
+         (_recluster_format_rewrite.sql, docs/table_formats.md), and a staging directory
+         sc-l<level>-<run>/ carries the level and run of the files in it.
     Rounds repeat while the gate still fails, up to max_rounds (final: until it passes or nothing
     is left to merge). Returns '' (so it can be a hook); the outcome is logged at info level and,
     under run-operation, printed as one JSON line `recluster: {...}`. -#}
@@ -50,7 +53,11 @@
         {#- one writer at a time: recovery below must never touch a live writer's staging -#}
         {%- set lease = spark_clustering._table_lease_acquire(relation, 'table', 'recluster ' ~ settings.label,
                 spark_clustering._model_config_of(relation, 'cluster_lease_wait_seconds')) -%}
-        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
+        {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
+            {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
+        {%- else -%}
+            {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
+        {%- endif -%}
     {%- endif -%}
 
     {%- set switch = var('spark_clustering_recluster', true) -%}
@@ -96,7 +103,11 @@
                        ~ ' -> rewriting ' ~ selection.files | length ~ ' of ' ~ ns.state.files | length ~ ' files ('
                        ~ selection.rows ~ ' rows, ' ~ selection.bytes ~ ' bytes)', info=true) }}
                 {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
-                {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number, lease) -%}
+                {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
+                    {%- set result = spark_clustering._recluster_rewrite_format(relation, ns.state, selection, settings, round_number, lease) -%}
+                {%- else -%}
+                    {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number, lease) -%}
+                {%- endif -%}
                 {%- do outcome.rounds.append(result) -%}
                 {%- if result.status == 'committed' -%}
                     {%- set ns.committed = true -%}
@@ -123,8 +134,11 @@
                 'spark_clustering.layout_name': spark_clustering._layout_name(settings.cfg.layout) if settings.cfg.layout else '',
                 'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
         {%- endcall %}
-        {#- the rewritten files' statistics for data skipping (only files the sidecar lacks are read) -#}
-        {%- do spark_clustering._write_file_stats_after_write(relation, settings.cfg) -%}
+        {#- the rewritten files' statistics for data skipping (only files the sidecar lacks are read);
+            Delta and Iceberg keep them in their own log / manifests -#}
+        {%- if settings.cfg.file_format not in ['delta', 'iceberg'] -%}
+            {%- do spark_clustering._write_file_stats_after_write(relation, settings.cfg) -%}
+        {%- endif -%}
     {%- endif -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
@@ -136,5 +150,5 @@
 
 
 {% macro default__recluster(relation, final, columns, method) %}
-    {{ spark_clustering._unsupported_adapter('recluster', 'rewrites data files of plain parquet/orc tables through the Spark extension (Delta and Iceberg tables have OPTIMIZE ... ZORDER BY / rewrite_data_files)') }}
+    {{ spark_clustering._unsupported_adapter('recluster', 'rewrites data files of parquet, orc, Delta Lake and Iceberg tables through the Spark extension') }}
 {% endmacro %}

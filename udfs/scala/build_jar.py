@@ -45,6 +45,16 @@ def spark_line(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
+def format_jars() -> list[Path]:
+    """The Delta and Iceberg jars scripts/setup fetched (jars/pom.xml): the format rewrites
+    (commit/formats) compile against them; at run time they are only loaded when a session
+    reclusters a table of that format."""
+    jars = sorted((BUILD / "jars").glob("*.jar"))
+    if not jars:
+        sys.exit(f"udf jar: no Delta/Iceberg jars in {BUILD / 'jars'}; run scripts/setup (it fetches them first)")
+    return jars
+
+
 def sources(version: str) -> list[Path]:
     shims = SHIMS / f"spark-{spark_line(version)}" / "scala"
     if not shims.is_dir():
@@ -84,7 +94,7 @@ def main() -> int:
     if not files:
         print(f"udf jar: no .scala sources under {SRC}", file=sys.stderr)
         return 1
-    want = fingerprint(version, files)
+    want = fingerprint(version, files + format_jars())
     if not force and JAR.exists() and STAMP.exists() and STAMP.read_text().strip() == want:
         print("udf jar: up to date")
         return 0
@@ -98,7 +108,7 @@ def main() -> int:
     # Stale classes from renamed sources must not end up in the jar.
     shutil.rmtree(CLASSES, ignore_errors=True)
     CLASSES.mkdir(parents=True)
-    classpath = ":".join(str(p) for p in jars)
+    classpath = ":".join(str(p) for p in jars + format_jars())
     cmd = [java, "-Xss8m", "-cp", classpath, "scala.tools.nsc.Main",
            "-classpath", classpath, "-d", str(CLASSES), "-deprecation", "-feature",
            *[str(f) for f in files]]

@@ -83,6 +83,35 @@ object ReclusterTableFunctions {
         ReclusterRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
           string(f, args(2), "staging_table"))
       }),
+    (FunctionIdentifier("format_data_files"),
+      info("format_data_files", "format_data_files(table, format) - a Delta/Iceberg table's data files (path, " +
+        "size, modification time) and version, from the format's metadata"),
+      args => {
+        arity("format_data_files", args, 2, "format_data_files('db.table', 'delta' | 'iceberg')")
+        FormatDataFiles(string("format_data_files", args(0), "table"), string("format_data_files", args(1), "format"))
+      }),
+    (FunctionIdentifier("format_rewrite_commit"),
+      info("format_rewrite_commit", "format_rewrite_commit(table, format, lease_token, staging_table, staging_dir, " +
+        "read_version, validated_rows, cluster_by, replaced_files) - commit a staging table's files in place of " +
+        "the replaced ones in one format rewrite transaction"),
+      args => {
+        val f = "format_rewrite_commit"
+        arity(f, args, 9, "format_rewrite_commit(table, format, lease_token, staging_table, staging_dir, " +
+          "read_version, validated_rows, 'a,b', array(path, ...))")
+        FormatRewriteCommit(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "lease_token"),
+          string(f, args(3), "staging_table"), string(f, args(4), "staging_dir"),
+          string(f, args(5), "read_version").toLong, string(f, args(6), "validated_rows").toLong,
+          string(f, args(7), "cluster_by").split(",").toSeq.filter(_.nonEmpty), strings(f, args(8), "replaced_files"))
+      }),
+    (FunctionIdentifier("format_rewrite_recover"),
+      info("format_rewrite_recover", "format_rewrite_recover(table, format, lease_token, staging_table) - remove " +
+        "what an interrupted Delta/Iceberg recluster left"),
+      args => {
+        val f = "format_rewrite_recover"
+        arity(f, args, 4, "format_rewrite_recover('db.table', format, lease_token, 'db.table__sc_recluster')")
+        FormatRewriteRecover(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "lease_token"),
+          string(f, args(3), "staging_table"))
+      }),
     (FunctionIdentifier("table_lease_acquire"),
       info("table_lease_acquire", "table_lease_acquire(table, owner, wait_seconds, scope) - take the table's " +
         "writer lease (scope 'name' or 'table'), waiting up to wait_seconds for its holder"),

@@ -1,0 +1,102 @@
+{#- recluster() on Delta Lake and Iceberg tables: the same measure, gate and selection as on plain
+    tables; the rewrite is written by the format's writer into a staging table of the same format
+    whose location is a directory of the table (sc-l<level>-<run>), validated (rows + checksum
+    against the rows read), and committed by the format's own rewrite transaction, which takes the
+    staged files over in place (format_rewrite_commit, commit/formats/FormatTableRewrite.scala):
+    Delta one OPTIMIZE commit of removes + adds with dataChange = false, Iceberg RewriteFiles
+    validated from the snapshot the rows were read at. An append committed meanwhile goes through
+    alongside; a delete/update of a rewritten file makes the commit stop with the format's conflict. -#}
+
+{#- Under the lease, before reading anything: the staging table and staging metadata an
+    interrupted run left go (its staged data files are orphans for VACUUM / remove_orphan_files,
+    or the table's own files when it had committed). -#}
+{% macro _recluster_recover_format(relation, settings, lease) %}
+    {%- for row in run_query("select run_id, action from format_rewrite_recover('" ~ settings.table_name ~ "', '"
+                             ~ settings.cfg.file_format ~ "', '" ~ lease ~ "', '" ~ settings.table_name ~ "__sc_recluster')").rows -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ': ' ~ row[1], info=true) }}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{#- Rewrite the selected files (read at the version the listing came from) clustered into the
+    staging table, validate, and commit them in one format transaction. -#}
+{% macro _recluster_rewrite_format(relation, state, selection, settings, round_number, lease) %}
+    {%- set fmt = settings.cfg.file_format -%}
+    {%- set run_id = modules.datetime.datetime.utcnow().strftime('%Y%m%d%H%M%S') ~ '_'
+                     ~ invocation_id.replace('-', '')[:8] ~ '_' ~ round_number -%}
+    {%- set staging = spark_clustering._sidecar_relation(relation, 'recluster') -%}
+    {%- set source_view = spark_clustering._source_view_name(relation, 'recluster_source') -%}
+    {%- set paths = [] -%}
+    {%- for file in selection.files -%}
+        {%- do paths.append(spark_clustering._sql_literal(file.path, 'recluster')) -%}
+    {%- endfor -%}
+    {#- Iceberg names the file column _file; Delta has Spark's _metadata -#}
+    {%- set file_column = '_file' if fmt == 'iceberg' else spark_clustering._metadata_column(settings.detail.columns) ~ '.file_path' -%}
+    {% call statement('spark_clustering_recluster_source') -%}
+        create or replace temporary view {{ source_view }} as
+        select * from {{ relation }} version as of {{ state.table_version }}
+        where {{ file_column }} in ({{ paths | join(', ') }})
+    {%- endcall %}
+    {%- set cfg = settings.cfg -%}
+    {%- if cfg.num_files -%}
+        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
+    {%- else -%}
+        {%- set files = spark_clustering._files_for_target(selection.rows, cfg,
+                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
+    {%- endif -%}
+    {%- set plan_cfg = {} -%}
+    {%- do plan_cfg.update(cfg) -%}
+    {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
+    {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
+                                                         row_count=selection.rows) -%}
+    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
+    {{ spark_clustering._test_hook('recluster.after_plan') }}
+
+    {%- set staging_dir = settings.detail.location ~ ('/data' if fmt == 'iceberg' else '') ~ '/sc-l' ~ selection.level ~ '-' ~ run_id -%}
+    {%- set prefix_conf = 'spark.databricks.io.skipping.stringPrefixLength' -%}
+    {%- if fmt == 'delta' -%}
+        {%- set old_prefix = run_query('set ' ~ prefix_conf).rows[0][1] -%}
+        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ spark_clustering._format_string_bound_length()) -%}
+    {%- endif -%}
+    {% call statement('spark_clustering_recluster_stage') -%}
+        create table {{ staging }}
+        using {{ fmt }}
+        {%- if cfg.partition_by %}
+        partitioned by ({{ spark_clustering._quoted_columns(cfg.partition_by) }})
+        {%- endif %}
+        location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
+        {%- set exact_stats = spark_clustering._exact_stats_properties(fmt, plan.column_names, plan.cluster_by) %}
+        {%- if exact_stats %}
+        tblproperties {{ spark_clustering._tblproperties_list(exact_stats) }}
+        {%- endif %}
+        as
+        {{ plan.select_sql }}
+    {%- endcall %}
+    {%- if fmt == 'delta' -%}
+        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ old_prefix) -%}
+    {%- endif -%}
+    {{ spark_clustering._test_hook('recluster.after_staging_write') }}
+
+    {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}
+    {%- if not spark_clustering._checks_match(staged, plan.source_check) -%}
+        {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
+        {%- do spark_clustering._table_lease_release(lease) -%}
+        {%- do run_query('drop view if exists ' ~ source_view) -%}
+        {{ exceptions.raise_compiler_error(
+            "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
+            ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
+            ~ " vs " ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor ~ "); nothing was committed and the "
+            ~ "table is unchanged. Please report this with the dbt log.") }}
+    {%- endif -%}
+    {{ spark_clustering._test_hook('recluster.after_validate') }}
+    {%- set committed = run_query("select * from format_rewrite_commit('" ~ settings.table_name ~ "', '" ~ fmt ~ "', '"
+        ~ lease ~ "', '" ~ staging.schema ~ "." ~ staging.identifier ~ "', " ~ spark_clustering._sql_literal(staging_dir, 'recluster')
+        ~ ", '" ~ state.table_version ~ "', '" ~ staged.row_count ~ "', " ~ spark_clustering._sql_literal(plan.cluster_by | join(','), 'recluster')
+        ~ ", array(" ~ paths | join(', ') ~ "))").rows[0] -%}
+    {% call statement('spark_clustering_recluster_drop_source') -%}
+        drop view if exists {{ source_view }}
+    {%- endcall %}
+    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
+               'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
+               'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+{% endmacro %}

@@ -1,0 +1,106 @@
+package org.apache.spark.sql.sparkclustering
+
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLog, DeltaOperations,
+  NoMapping, Snapshot}
+import org.apache.spark.sql.delta.actions.{Action, AddFile}
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
+
+/** FormatTableRewrite on Delta Lake (see there): one OPTIMIZE commit, dataChange = false. */
+object DeltaTableRewrite extends FormatTableRewrite {
+
+  private def deltaLog(spark: SparkSession, t: CatalogTable): DeltaLog = DeltaLog.forTable(spark, t)
+
+  private def latest(log: DeltaLog, t: CatalogTable): Snapshot = log.update(false, None, Some(t))
+
+  /** What `_metadata.file_path` reports for the file. */
+  private def filePath(log: DeltaLog, add: AddFile): String =
+    ReclusterFiles.DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
+
+  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)]) = {
+    val t = ReclusterFiles.table(spark, tableName)
+    val log = deltaLog(spark, t)
+    val snapshot = latest(log, t)
+    (snapshot.version, snapshot.allFiles.collect().toSeq.map(a => (filePath(log, a), a.size, a.modificationTime)))
+  }
+
+  /** Types equal up to nullability (a CTAS declares every column nullable). */
+  private def sameType(a: DataType, b: DataType): Boolean = (a, b) match {
+    case (x: StructType, y: StructType) => x.length == y.length && x.fields.zip(y.fields).forall { case (f, g) =>
+      f.name == g.name && sameType(f.dataType, g.dataType) }
+    case (ArrayType(x, _), ArrayType(y, _)) => sameType(x, y)
+    case (MapType(k1, v1, _), MapType(k2, v2, _)) => sameType(k1, k2) && sameType(v1, v2)
+    case _ => a == b
+  }
+
+  override def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
+      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome = {
+    val t = ReclusterFiles.table(spark, tableName)
+    val log = deltaLog(spark, t)
+    val stagingLog = DeltaLog.forTable(spark, stagingDir)
+    val staged = stagingLog.update(false, None, None)
+    val txn = log.startTransaction(Some(t), None)
+    val snapshot = txn.snapshot
+
+    val target = snapshot.metadata
+    if (target.columnMappingMode != NoMapping) {
+      throw SparkClusteringErrors.invalidArgument("recluster", s"$tableName uses Delta column mapping " +
+        s"(delta.columnMapping.mode = ${target.columnMappingMode.name}): its files name columns by physical " +
+        "names the staging table does not share; recluster it with OPTIMIZE, or rebuild it with dbt run --full-refresh")
+    }
+    if (!sameType(target.schema, staged.metadata.schema) || target.partitionColumns != staged.metadata.partitionColumns) {
+      return FormatTableRewrite.aborted(s"the table's schema or partitioning changed since the recluster read it " +
+        s"(${target.schema.simpleString} vs ${staged.metadata.schema.simpleString}); nothing was changed")
+    }
+
+    // The replaced files must be as they were read: the same AddFile (path, deletion vector) at the
+    // version the rows were read from and now; later changes are the transaction's conflicts.
+    val read = log.getSnapshotAt(readVersion, None, Some(t), false).allFiles.collect()
+      .map(a => filePath(log, a) -> a).toMap
+    val current = snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
+    val changed = replaced.filterNot(p => read.get(p).exists(r => current.get(p).exists(c =>
+      c.deletionVector == r.deletionVector && c.size == r.size)))
+    if (changed.nonEmpty) {
+      return FormatTableRewrite.aborted(s"${changed.size} file(s) it rewrote were deleted or updated since version " +
+        s"$readVersion it read (a concurrent write), e.g. ${changed.head}; nothing was changed, the next recluster " +
+        "starts over")
+    }
+    val removed = replaced.map(current)
+    val rows = removed.map(a => a.numLogicalRecords.getOrElse(-1L)).sum
+    if (rows != validatedRows) {
+      return FormatTableRewrite.aborted(s"the files it rewrote hold $rows rows by the Delta log, the rewrite " +
+        s"validated $validatedRows; nothing was changed")
+    }
+    txn.trackFilesRead(removed)
+
+    // the staged files stay where they are: their paths, relative to the table, gain the staging dir
+    val dir = stagingDir.getName
+    val now = System.currentTimeMillis()
+    val added = staged.allFiles.collect().toSeq.map(a => a.copy(path = s"$dir/${a.path}", dataChange = false))
+    val actions: Seq[Action] = removed.map(_.removeWithTimestamp(now, false)) ++ added
+    ReclusterFiles.pausePoint(spark, "before_format_commit")
+    try {
+      txn.commit(actions, DeltaOperations.Optimize(Seq.empty, clusterBy))
+    } catch {
+      case e: DeltaConcurrentModificationException =>
+        return FormatTableRewrite.aborted(s"Delta refused the commit: ${e.getClass.getSimpleName}: " +
+          s"${e.getMessage.split("\n").head}; nothing was changed, the next recluster starts over")
+    }
+    FormatCommitOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.size).sum,
+      removed.map(_.size).sum)
+  }
+
+  override def stagingMetadata(stagingDir: Path): Path = new Path(stagingDir, "_delta_log")
+
+  override def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
+    val t = ReclusterFiles.table(spark, tableName)
+    val root = ReclusterFiles.location(t)
+    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    if (!fs.exists(root)) Seq.empty
+    else fs.listStatus(root).toSeq.filter(s => s.isDirectory && s.getPath.getName.matches(FormatTableRewrite.StagingDirName))
+      .map(_.getPath).filter(p => fs.exists(stagingMetadata(p)))
+  }
+}

@@ -1,0 +1,58 @@
+package org.apache.spark.sql.sparkclustering
+
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.sql.SparkSession
+
+/**
+ * `recluster()` on a table with its own transaction log (Delta Lake, Iceberg): the rewritten rows
+ * are written by the format's writer into a staging table of the same format whose location is a
+ * directory of the target table (`<table>/sc-l<level>-<run>/` for Delta, `<table>/data/sc-l<level>-<run>/`
+ * for Iceberg), validated there with SQL, and then committed to the target by the format's own
+ * rewrite transaction, which takes the staged data files over where they are: nothing is copied.
+ *
+ *  - Delta: one commit of RemoveFile + AddFile actions with dataChange = false (an OPTIMIZE commit),
+ *    the replaced files tracked as read, so a concurrent delete/update of one of them is the format's
+ *    conflict, while appends commit alongside.
+ *  - Iceberg: RewriteFiles of exactly the replaced files, validated from the snapshot the rows were
+ *    read at (so a concurrent delete of a replaced file, or new row deletes against it, fail it).
+ *
+ * The staging table's own metadata (Delta `_delta_log`, Iceberg `metadata/`) is removed after the
+ * commit, and by recovery after a crash. Staged data files of a commit that never happened are
+ * files no snapshot references: the format's VACUUM / remove_orphan_files deletes them, as it
+ * does for any failed write.
+ */
+trait FormatTableRewrite {
+
+  /** Version (Delta log version, Iceberg snapshot id) and data files (path as the table's file
+   *  metadata column reports it, size, modification time) of the table's current snapshot. */
+  def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)])
+
+  /** Commit the staging table's files in place of `replaced` (paths as `dataFiles` lists them, read
+   *  at `readVersion`), after checking that those files still hold `validatedRows` rows. */
+  def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path, readVersion: Long,
+      validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome
+
+  /** The staging table's own metadata under its directory, removed once the files are committed. */
+  def stagingMetadata(stagingDir: Path): Path
+
+  /** Staging directories of interrupted runs under the table, with their metadata still there. */
+  def stagingDirs(spark: SparkSession, tableName: String): Seq[Path]
+}
+
+case class FormatCommitOutcome(status: String, filesAdded: Long, filesRemoved: Long, bytesAdded: Long,
+    bytesRemoved: Long)
+
+object FormatTableRewrite {
+  /** A staging directory's name: `sc-l<level>-<run id>`, the level and run of the files in it. */
+  val StagingDirName = "sc-l[0-9]+-[A-Za-z0-9_]+"
+
+  def forFormat(format: String): FormatTableRewrite = format.toLowerCase match {
+    case "delta" => DeltaTableRewrite
+    case "iceberg" => IcebergTableRewrite
+    case other => throw SparkClusteringErrors.invalidArgument("recluster", s"format '$other' has no rewrite " +
+      "transaction here (delta and iceberg do; parquet and orc tables use recluster_commit)")
+  }
+
+  def aborted(why: String): FormatCommitOutcome = FormatCommitOutcome(s"aborted: $why", 0L, 0L, 0L, 0L)
+}

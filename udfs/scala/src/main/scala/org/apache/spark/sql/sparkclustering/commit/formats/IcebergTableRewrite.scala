@@ -1,0 +1,100 @@
+package org.apache.spark.sql.sparkclustering
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.Path
+import org.apache.iceberg.{DataFile, DataFiles, FileScanTask, Table}
+import org.apache.iceberg.exceptions.{CommitFailedException, ValidationException}
+import org.apache.iceberg.spark.Spark3Util
+
+import org.apache.spark.sql.SparkSession
+
+/** FormatTableRewrite on Iceberg (see there): RewriteFiles validated from the snapshot read. */
+object IcebergTableRewrite extends FormatTableRewrite {
+
+  private def load(spark: SparkSession, name: String): Table = {
+    val table = Spark3Util.loadIcebergTable(spark, name)
+    table.refresh()
+    table
+  }
+
+  private def tasks(table: Table, snapshotId: Long): Seq[FileScanTask] = {
+    // with the files' column statistics (a scan drops them by default): they go into the new manifests
+    val planned = table.newScan().useSnapshot(snapshotId).includeColumnStats().planFiles()
+    try planned.asScala.toSeq finally planned.close()
+  }
+
+  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)]) = {
+    val table = load(spark, tableName)
+    Option(table.currentSnapshot()) match {
+      case None => (-1L, Seq.empty)
+      case Some(snapshot) =>
+        // Iceberg keeps no file mtime: the snapshot's commit time stands in (a rewritten file is a new file)
+        (snapshot.snapshotId(), tasks(table, snapshot.snapshotId()).map(t =>
+          (t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis())))
+    }
+  }
+
+  override def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
+      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome = {
+    val table = load(spark, tableName)
+    val staging = load(spark, stagingTable)
+    if (!table.schema().sameSchema(staging.schema()) || !table.spec().compatibleWith(staging.spec())) {
+      throw SparkClusteringErrors.invalidArgument("recluster", s"the Iceberg table $tableName has column ids or a " +
+        s"partition spec a new table of its columns does not have (schema ${table.schema().asStruct()}, spec " +
+        s"${table.spec()}): its schema or partitioning evolved. Rebuild it with dbt run --full-refresh, or recluster " +
+        "it with rewrite_data_files")
+    }
+    val read = Option(table.snapshot(readVersion)).getOrElse(
+      return FormatTableRewrite.aborted(s"snapshot $readVersion it read is gone (expired); nothing was changed"))
+    val byPath = tasks(table, readVersion).map(t => t.file().location() -> t).toMap
+    val missing = replaced.filterNot(byPath.contains)
+    if (missing.nonEmpty) {
+      return FormatTableRewrite.aborted(s"${missing.size} file(s) it rewrote are not in snapshot $readVersion, " +
+        s"e.g. ${missing.head}; nothing was changed")
+    }
+    val removed = replaced.map(byPath)
+    if (removed.exists(!_.deletes().isEmpty)) {
+      return FormatTableRewrite.aborted("files it rewrote have row-level delete files (merge-on-read); nothing " +
+        "was changed. Compact them with rewrite_position_delete_files or rewrite_data_files first")
+    }
+    val rows = removed.map(_.file().recordCount()).sum
+    if (rows != validatedRows) {
+      return FormatTableRewrite.aborted(s"the files it rewrote hold $rows rows by the manifests, the rewrite " +
+        s"validated $validatedRows; nothing was changed")
+    }
+    val stagedSnapshot = Option(staging.currentSnapshot()).getOrElse(
+      return FormatTableRewrite.aborted(s"the staging table $stagingTable has no snapshot; nothing was changed"))
+    // the staging table has one snapshot, its CTAS: its files are the staged ones
+    val added: Seq[DataFile] = tasks(staging, stagedSnapshot.snapshotId()).map(_.file())
+      .map(f => DataFiles.builder(table.spec()).copy(f).build())
+
+    val rewrite = table.newRewrite()
+      .validateFromSnapshot(readVersion)
+      // equality deletes committed after the read still apply to the rewritten rows
+      .dataSequenceNumber(read.sequenceNumber())
+      .set("spark_clustering.recluster", stagingDir.getName)
+      .set("spark_clustering.cluster_by", clusterBy.mkString(","))
+    removed.foreach(t => rewrite.deleteFile(t.file()))
+    added.foreach(f => rewrite.addFile(f))
+    ReclusterFiles.pausePoint(spark, "before_format_commit")
+    try rewrite.commit() catch {
+      case e @ (_: ValidationException | _: CommitFailedException) =>
+        return FormatTableRewrite.aborted(s"Iceberg refused the commit: ${e.getClass.getSimpleName}: " +
+          s"${e.getMessage.split("\n").head}; nothing was changed, the next recluster starts over")
+    }
+    FormatCommitOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.fileSizeInBytes()).sum,
+      removed.map(_.file().fileSizeInBytes()).sum)
+  }
+
+  override def stagingMetadata(stagingDir: Path): Path = new Path(stagingDir, "metadata")
+
+  override def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
+    val table = load(spark, tableName)
+    val root = new Path(table.location(), "data")
+    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    if (!fs.exists(root)) Seq.empty
+    else fs.listStatus(root).toSeq.filter(s => s.isDirectory && s.getPath.getName.matches(FormatTableRewrite.StagingDirName))
+      .map(_.getPath).filter(p => fs.exists(stagingMetadata(p)))
+  }
+}
