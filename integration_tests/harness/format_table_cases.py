@@ -303,6 +303,161 @@ def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(spark, dbt
     assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
 
 
+def _grown_table(spark, dbt, sources, table_format, alias: str) -> tuple[str, dict]:
+    """A GROWN build of `uniform` as `alias` plus 3 unclustered appends: a table a recluster rewrites."""
+    case = {**grown_case(sources, table_format), "alias": alias}
+    build(dbt, table_format, f"{sources}.uniform", alias, **GROWN)
+    table = f"{sources}.{alias}"
+    for i in range(3):
+        append(spark, table, f"{sources}.shifted", 7 * ROWS + i * ROWS // 10, 7 * ROWS + (i + 1) * ROWS // 10)
+    return table, case
+
+
+def _at_the_commit(spark, action):
+    """A thread that waits until a recluster stops right before its format commit (the test hook
+    before_format_commit:wait), runs `action` there, and lets the commit go on."""
+    import threading
+    import time
+
+    spark.conf.set("spark.sparkclustering.test.reached", "")
+    spark.conf.set("spark.sparkclustering.test.release", "")
+    spark.conf.set("spark.sparkclustering.test.pauseAt", "before_format_commit:wait")
+    done: dict = {}
+
+    def run():
+        try:
+            deadline = time.monotonic() + 300
+            while spark.conf.get("spark.sparkclustering.test.reached", "") != "before_format_commit":
+                assert time.monotonic() < deadline, "the recluster never reached its commit"
+                time.sleep(0.05)
+            spark.conf.unset("spark.sparkclustering.test.pauseAt")
+            done["result"] = action()
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            done["error"] = e
+        finally:
+            spark.conf.unset("spark.sparkclustering.test.pauseAt")
+            spark.conf.set("spark.sparkclustering.test.release", "before_format_commit")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, done
+
+
+def test_an_append_and_readers_during_a_recluster_commit_lose_nothing(spark, dbt, sources, table_format, tmp_path):
+    """An append commits while the recluster is between its validation and its commit, and a reader
+    queries all along: the recluster still commits (an append is no conflict of a rewrite), the
+    table then holds every row of both, and every read saw exactly the rows before or after the
+    append."""
+    import threading
+
+    table, case = _grown_table(spark, dbt, sources, table_format, "raced")
+    expected = fingerprint(spark, expected_grown(sources), COLUMNS)
+    base = spark.sql(f"select count(*), sum(id) from {table}").first()
+    batch = (9 * ROWS, 9 * ROWS + 500)
+    spark.sql(f"""create or replace temporary view raced_batch as select * from {sources}.shifted
+                  where id >= {7 * ROWS + ROWS // 2} and id < {7 * ROWS + ROWS // 2 + 500}""")
+    seen, stop = [], threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            seen.append(tuple(spark.sql(f"select count(*), sum(id) from {table}").first()))
+
+    reading = threading.Thread(target=reader)
+    reading.start()
+    committer, done = _at_the_commit(spark, lambda: append(spark, table, "raced_batch", 0, 10 * ROWS, files=1))
+    try:
+        outcome = recluster(dbt, table, tmp_path / "target", case=case)
+    finally:
+        committer.join(timeout=600)
+        stop.set()
+        reading.join(timeout=120)
+    assert "error" not in done, done
+    assert outcome["decision"] == "reclustered" and outcome["rounds"][0]["status"] == "committed", outcome
+    want = fingerprint(spark, f"(select {', '.join(COLUMNS)} from {expected_grown(sources)} union all "
+                              f"select {', '.join(COLUMNS)} from raced_batch) e", COLUMNS)
+    assert fingerprint(spark, table, COLUMNS) == want and want != expected
+    after = spark.sql(f"select count(*), sum(id) from {table}").first()
+    assert seen and set(seen) <= {tuple(base), tuple(after)}, set(seen)
+    # the batch's own file is level 0 still: the next recluster picks it up
+    assert any("/sc-l" not in f for f in live_files(spark, table_format, table))
+    del batch
+
+
+def test_a_delete_of_rewritten_rows_during_a_recluster_stops_it_with_the_format_conflict(
+        spark, dbt, sources, table_format, tmp_path):
+    """A DELETE of rows in files the recluster rewrites, committed between its validation and its
+    commit: the format refuses the rewrite (its conflict named), no deleted row comes back, and the
+    next recluster goes through."""
+    table, case = _grown_table(spark, dbt, sources, table_format, "contended")
+    gone = f"id >= {7 * ROWS} and id < {7 * ROWS + 50}"  # rows of the first append: files it rewrites
+    committer, done = _at_the_commit(spark, lambda: spark.sql(f"delete from {table} where {gone}").collect())
+    try:
+        outcome = recluster(dbt, table, tmp_path / "first", case=case)
+    finally:
+        committer.join(timeout=600)
+    assert "error" not in done, done
+    status = outcome["rounds"][0]["status"]
+    assert outcome["decision"] == "aborted", outcome
+    conflict = "Delta refused the commit: Concurrent" if table_format == "delta" else "Iceberg refused the commit: "
+    assert status.startswith("aborted: " + conflict) and "nothing was changed" in status, status
+    want = fingerprint(spark, f"(select * from {expected_grown(sources)} where not ({gone})) e", COLUMNS)
+    assert fingerprint(spark, table, COLUMNS) == want
+    again = recluster(dbt, table, tmp_path / "again", case=case)
+    assert again["decision"] == "reclustered", again
+    assert fingerprint(spark, table, COLUMNS) == want
+    # neither run left its staging table or the staging tables' own metadata behind
+    assert not spark.sql(f"show tables in {sources} like 'contended__sc_recluster'").collect()
+    root = Path(local(spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]))
+    meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
+    assert not list(root.glob(meta)), list(root.glob(meta))
+
+
+def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_goes_through(table_format, tmp_path):
+    """`kill -9` of dbt + its JVM at a random moment of a recluster (from planning to after its
+    commit): a new process reads exactly the table's rows, and its recluster (recovering what the
+    killed one left) commits; no staging table or staging metadata is left. SPARK_CLUSTERING_KILL_SEED
+    repeats one moment."""
+    import os
+    import random
+    import time
+
+    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+    fraction = random.Random(seed).uniform(0.0, 1.2)  # of a build's time: a recluster takes about that
+    schema = f"it_rkill_{table_format}"
+    work = tmp_path / "work"
+    case = {"case_source": f"{schema}.uniform", "case_alias": "killed", "case_format": table_format,
+            "case_file_rows": ROWS // 4, "case_cluster_by": ["a"]}
+    steps = [{"sql": f"create database if not exists {schema}"},
+             {"sql": f"""create table {schema}.uniform using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                         from range(0, {ROWS})"""},
+             {"sql": f"""create table {schema}.more using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                         from range({ROWS}, {ROWS + ROWS // 5})"""},
+             {"say": "building"}, {"dbt": ["run", "--select", "cluster_case"], "vars": case},
+             {"sql": f"insert into {schema}.killed select /*+ repartition(4) */ id, a from {schema}.more"},
+             {"say": "reclustering"},
+             {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": f"{schema}.killed"})],
+              "vars": case}]
+    base = {"work": str(work), "schema": schema, "table_format": table_format}
+    killed = _child({**base, "steps": steps}, kill_after_marker="reclustering", fraction=fraction)
+    last = [x for x in killed.splitlines() if "spark_clustering: recluster" in x][-1:]
+    expected = f"{schema}.expected"
+    out = _child({**base, "steps": [
+        {"sql": f"create or replace view {expected} as select * from {schema}.uniform union all select * from {schema}.more"},
+        {"fingerprints": [f"{schema}.killed", expected]},
+        {"dbt": ["run-operation", "spark_clustering.recluster", "--args",
+                 json.dumps({"relation": f"{schema}.killed", "final": True})], "vars": case},
+        {"fingerprints": [f"{schema}.killed", expected]},
+        {"sql": f"show tables in {schema}"}]})
+    (table, want), (after, want_again) = _fingerprints(out)
+    assert table == want and after == want_again == want, f"seed {seed}, fraction {fraction:.2f}: {out[-3000:]}"
+    assert "recluster_child" in out
+    root = next(work.rglob("killed"))
+    meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
+    assert not list(root.glob(meta)), (seed, list(root.glob(meta)))
+    print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the recluster; "
+          f"its last word {last}; recovered: {[x for x in out.splitlines() if 'interrupted run' in x][:2]}")
+
+
 def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(spark, dbt, sources, table_format):
     """Adversaries of a rebuild's commit: a reader querying the table in a loop and a writer appending
     10-row batches (random delays) while the model is rebuilt three times between two sources with
