@@ -115,6 +115,8 @@ def test_build_keeps_every_row_in_one_format_transaction(spark, sources, built, 
     properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {built}").collect()}
     assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"]
     assert properties["spark_clustering.method"] == "hilbert"
+    if table_format == "delta":  # a table property: later writers (appends) keep exact string bounds too
+        assert properties["delta.dataSkippingStringPrefixLength"] == "1024"
     if table_format == "iceberg":
         assert properties["write.metadata.metrics.column.a"] == "full"
         assert properties["write.metadata.metrics.column.s"] == "full"
@@ -422,7 +424,7 @@ def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_
     import time
 
     seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
-    fraction = random.Random(seed).uniform(0.0, 1.2)  # of a build's time: a recluster takes about that
+    fraction = random.Random(seed).uniform(0.0, 0.8)  # of a build's time: a recluster takes a little less
     schema = f"it_rkill_{table_format}"
     work = tmp_path / "work"
     case = {"case_source": f"{schema}.uniform", "case_alias": "killed", "case_format": table_format,

@@ -53,11 +53,6 @@
     {{ spark_clustering._test_hook('recluster.after_plan') }}
 
     {%- set staging_dir = settings.detail.location ~ ('/data' if fmt == 'iceberg' else '') ~ '/sc-l' ~ selection.level ~ '-' ~ run_id -%}
-    {%- set prefix_conf = 'spark.databricks.io.skipping.stringPrefixLength' -%}
-    {%- if fmt == 'delta' -%}
-        {%- set old_prefix = run_query('set ' ~ prefix_conf).rows[0][1] -%}
-        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ spark_clustering._format_string_bound_length()) -%}
-    {%- endif -%}
     {% call statement('spark_clustering_recluster_stage') -%}
         create table {{ staging }}
         using {{ fmt }}
@@ -65,16 +60,10 @@
         partitioned by ({{ spark_clustering._quoted_columns(cfg.partition_by) }})
         {%- endif %}
         location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
-        {%- set exact_stats = spark_clustering._exact_stats_properties(fmt, plan.column_names, plan.cluster_by) %}
-        {%- if exact_stats %}
-        tblproperties {{ spark_clustering._tblproperties_list(exact_stats) }}
-        {%- endif %}
+        tblproperties {{ spark_clustering._tblproperties_list(spark_clustering._exact_stats_properties(fmt, plan.column_names, plan.cluster_by)) }}
         as
         {{ plan.select_sql }}
     {%- endcall %}
-    {%- if fmt == 'delta' -%}
-        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ old_prefix) -%}
-    {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_staging_write') }}
 
     {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}

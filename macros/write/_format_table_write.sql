@@ -22,19 +22,9 @@
         {% do adapter.drop_relation(existing) %}
     {%- endif -%}
 
-    {#- Delta keeps only a 32-character prefix of string bounds unless told otherwise (the session
-        setting its writer reads); the clustering columns' bounds must be exact -#}
-    {%- set prefix_conf = 'spark.databricks.io.skipping.stringPrefixLength' -%}
-    {%- if fmt == 'delta' -%}
-        {%- set old_prefix = run_query('set ' ~ prefix_conf).rows[0][1] -%}
-        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ spark_clustering._format_string_bound_length()) -%}
-    {%- endif -%}
     {% call statement('main') -%}
         {{ spark_clustering._create_or_replace_format_table_as(target, plan, cfg) }}
     {%- endcall %}
-    {%- if fmt == 'delta' -%}
-        {%- do run_query('set ' ~ prefix_conf ~ ' = ' ~ old_prefix) -%}
-    {%- endif -%}
     {%- set committed = spark_clustering._format_table_version(target, fmt) -%}
     {{ spark_clustering._validate_format_commit(target, plan, cfg, previous, committed) }}
 {% endmacro %}
@@ -101,11 +91,16 @@
 
 
 {#- Table properties under which the format records exact (untruncated) min/max for the clustering
-    columns. Delta: statistics are kept for the first 32 columns (delta.dataSkippingNumIndexedCols);
-    a wider table lists the clustering columns first in delta.dataSkippingStatsColumns. Iceberg:
-    write.metadata.metrics.column.<col> = full (its default truncates bounds to 16 bytes). -#}
+    columns, for this write and every later writer of the table. Delta: string bounds keep a prefix
+    of delta.dataSkippingStringPrefixLength characters (default 32); statistics are kept for the
+    first 32 columns (delta.dataSkippingNumIndexedCols), so a wider table lists the clustering
+    columns first in delta.dataSkippingStatsColumns. Iceberg: write.metadata.metrics.column.<col> =
+    full (its default truncates bounds to 16 bytes). -#}
 {% macro _exact_stats_properties(file_format, column_names, cluster_by) %}
     {%- set properties = {} -%}
+    {%- if file_format == 'delta' -%}
+        {%- do properties.update({'delta.dataSkippingStringPrefixLength': spark_clustering._format_string_bound_length()}) -%}
+    {%- endif -%}
     {%- if file_format == 'delta' and column_names | length > 32 -%}
         {%- set lowered = cluster_by | map('lower') | list -%}
         {%- set others = [] -%}
