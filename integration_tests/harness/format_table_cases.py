@@ -636,6 +636,33 @@ def test_clustering_information_on_a_format_table(spark, built, dbt, table_forma
     assert info["columns"]["a"]["average_depth"] < FILES / 2
 
 
+def test_file_stats_of_a_format_table(spark, built, table_format, tmp_path):
+    """file_stats of the clustering columns (a, s): on Iceberg from its `files` metadata table (the
+    manifests: no data file is read), exact because their metrics mode is `full`; a double column
+    (b: Iceberg's bounds leave NaN out) and Delta read the rows. Either way each file's min, max,
+    null count and rows equal those of its rows."""
+    from spark_clustering_dev.dbt import run_operation_json
+
+    schema, name = built.split(".")
+    sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
+                                    schema=schema)[name]
+           for cols in [("a", "s"), ("a", "b")]}
+    from_metadata = f"from {built}.files" in sql[("a", "s")]
+    assert from_metadata == (table_format == "iceberg"), sql
+    assert f"{built}.files" not in sql[("a", "b")], sql
+    if from_metadata:  # the plan reads the metadata table only
+        plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
+        assert "files" in plan and "DataSkipping" not in plan, plan
+    rows = row_bounds(spark, table_format, built, ["a", "s"])
+    got = {Path(local(r["file_path"])).name: r for r in spark.sql(sql[("a", "s")]).collect()}
+    assert set(got) == set(rows)
+    for file, want in rows.items():
+        r = got[file]
+        assert r["row_count"] == want["rows"]
+        assert (r["a__min"], r["a__max"]) == want["a"] and (r["s__min"], r["s__max"]) == want["s"], (file, r, want)
+        assert r["a__null_count"] == 0 and r["s__null_count"] == 0
+
+
 def test_a_layout_the_format_keeps_is_never_replaced(spark, dbt, sources, table_format):
     """A Delta table with liquid clustering, an Iceberg table with a sort order: the build stops with
     a config error saying how to hand the layout over, and the table is left as it was."""

@@ -12,6 +12,8 @@
         Spark renames it when a column of the table is called _metadata: _metadata_column_of.
         Iceberg names a row's data file by its own hidden column _file. -#}
     {%- if spark_clustering._is_iceberg(relation) -%}
+        {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list) -%}
+        {%- if from_metadata -%}{{ return(from_metadata) }}{%- endif -%}
         {%- set file_path = '_file' -%}
     {%- else -%}
         {%- set file_path = spark_clustering._metadata_column_of(relation) ~ '.file_path' -%}
@@ -28,6 +30,47 @@ select
     {%- endfor %}
 from {{ relation }}
 group by {{ file_path }}
+    {%- endset -%}
+    {{ return(sql) }}
+{% endmacro %}
+
+
+{#- An Iceberg table's file statistics from its `files` metadata table (its manifests: no data file
+    is read), when they are exact for every column asked: the column's metrics mode is `full`
+    (what clustered_table and recluster set for the clustering columns), or `truncate(n)` on a
+    column that is neither string nor binary (only those are truncated); never for float/double
+    (Iceberg's bounds leave NaN out, Spark's max counts it as the largest value) and never while
+    the table has row-level delete files (the bounds and record counts would include deleted rows).
+    Otherwise '' and file_stats reads the rows. -#}
+{% macro _iceberg_file_stats(relation, column_list) %}
+    {%- set properties = spark_clustering._table_properties(relation) -%}
+    {%- set default_mode = properties.get('write.metadata.metrics.default', 'truncate(16)') | lower -%}
+    {%- set types = {} -%}
+    {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
+        {%- do types.update({c.name | lower: c.type}) -%}
+    {%- endfor -%}
+    {%- for name in column_list -%}
+        {%- set mode = properties.get('write.metadata.metrics.column.' ~ name, default_mode) | lower -%}
+        {%- set type = types.get(name | lower, '') -%}
+        {%- if type in ['float', 'double'] or not (mode == 'full' or (mode.startswith('truncate') and type not in ['string', 'binary'])) -%}
+            {{ return('') }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if run_query('select count(*) from ' ~ relation ~ '.delete_files').rows[0][0] | int > 0 -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set sql -%}
+select
+    file_path,
+    record_count as row_count
+    {%- for column_name in column_list %}
+    {%- set metrics = 'readable_metrics.' ~ spark_clustering._quoted_columns([column_name]) %},
+    {{ metrics }}.lower_bound as {{ spark_clustering._quoted_suffixed(column_name, '__min') }},
+    {{ metrics }}.upper_bound as {{ spark_clustering._quoted_suffixed(column_name, '__max') }},
+    {{ metrics }}.null_value_count as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
+    {%- endfor %}
+from {{ relation }}.files
+where content = 0 and record_count > 0
     {%- endset -%}
     {{ return(sql) }}
 {% endmacro %}
