@@ -35,8 +35,9 @@
     CREATE OR REPLACE would drop it. A config error says how to hand the layout to the package. -#}
 {% macro _refuse_format_layout(target, fmt, detail) %}
     {%- if fmt == 'delta' -%}
-        {%- set clustering = run_query('describe detail ' ~ target).columns['clusteringColumns'].values()[0] -%}
-        {%- set declared = clustering | string if clustering is not none else '' -%}
+        {#- Delta keeps a liquid table's clustering columns in its properties ('[["a"]]', '[]' after
+            CLUSTER BY NONE): no DESCRIBE DETAIL, which costs seconds on a table it has not read yet -#}
+        {%- set declared = detail.properties.get('clusteringColumns', '') | string -%}
         {%- if declared | replace('[', '') | replace(']', '') | replace('(', '') | replace(')', '') | trim not in ['', 'None'] -%}
             {{ spark_clustering._config_error('cluster_by', config.get('cluster_by'), "the Delta table " ~ target
                 ~ " declares liquid clustering on " ~ declared ~ " (CLUSTER BY): Delta's OPTIMIZE would lay its files "
