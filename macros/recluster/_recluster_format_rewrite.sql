@@ -38,19 +38,7 @@
         where {{ file_column }} in ({{ paths | join(', ') }})
     {%- endcall %}
     {%- set cfg = settings.cfg -%}
-    {%- if cfg.num_files -%}
-        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
-    {%- else -%}
-        {%- set files = spark_clustering._files_for_target(selection.rows, cfg,
-                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
-    {%- endif -%}
-    {%- set plan_cfg = {} -%}
-    {%- do plan_cfg.update(cfg) -%}
-    {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
-    {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
-                                                         row_count=selection.rows) -%}
-    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
-    {{ spark_clustering._test_hook('recluster.after_plan') }}
+    {%- set plan = spark_clustering._recluster_rewrite_plan(relation, state, selection, settings, source_view) -%}
 
     {%- set staging_dir = settings.detail.location ~ ('/data' if fmt == 'iceberg' else '') ~ '/sc-l' ~ selection.level ~ '-' ~ run_id -%}
     {% call statement('spark_clustering_recluster_stage') -%}
@@ -71,11 +59,7 @@
         {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
         {%- do run_query('drop view if exists ' ~ source_view) -%}
-        {{ exceptions.raise_compiler_error(
-            "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
-            ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
-            ~ " vs " ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor ~ "); nothing was committed and the "
-            ~ "table is unchanged. Please report this with the dbt log.") }}
+        {{ spark_clustering._recluster_rewrite_mismatch(settings, staged, plan) }}
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
     {%- set committed = run_query("select * from format_rewrite_commit('" ~ settings.table_name ~ "', '" ~ fmt ~ "', '"

@@ -34,25 +34,8 @@
         select * from {{ relation }}
         where {{ spark_clustering._metadata_column(settings.detail.columns) }}.file_path in ({{ paths | join(', ') }})
     {%- endcall %}
-    {#- Files for the rewritten rows: the rows target, and the bytes target at the selection's own
-        bytes per row; a fixed cluster_num_files is taken as the table's share. -#}
     {%- set cfg = settings.cfg -%}
-    {%- if cfg.num_files -%}
-        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
-    {%- else -%}
-        {%- set files = spark_clustering._files_for_target(selection.rows, cfg,
-                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
-    {%- endif -%}
-    {%- set plan_cfg = {} -%}
-    {%- do plan_cfg.update(cfg) -%}
-    {#- a rewrite always checks every row (its selection is small): cluster_validate does not apply -#}
-    {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
-    {#- the selected files' rows are known exactly from their stats: no count(*) scan -#}
-    {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
-                                                         row_count=selection.rows) -%}
-    {#- an `auto` table's first recluster chooses its layout; every later rewrite keeps it -#}
-    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
-    {{ spark_clustering._test_hook('recluster.after_plan') }}
+    {%- set plan = spark_clustering._recluster_rewrite_plan(relation, state, selection, settings, source_view) -%}
 
     {%- set staging_location = settings.detail.location ~ '/_sc_recluster_' ~ run_id -%}
     {% call statement('spark_clustering_recluster_stage') -%}
@@ -73,11 +56,7 @@
         {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
         {%- do run_query('drop view if exists ' ~ source_view) -%}
-        {{ exceptions.raise_compiler_error(
-            "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
-            ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
-            ~ " vs " ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor ~ "); nothing was committed and the "
-            ~ "table is unchanged. Please report this with the dbt log.") }}
+        {{ spark_clustering._recluster_rewrite_mismatch(settings, staged, plan) }}
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
     {#- proof of what is committed: the lease, the validated bytes, each replaced file as it was read -#}
@@ -91,4 +70,38 @@
     {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
                'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
                'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+{% endmacro %}
+
+
+{#- The clustered write of a selection (read through source_view): files for the rewritten rows by
+    the rows target, and the bytes target at the selection's own bytes per row (a fixed
+    cluster_num_files taken as the table's share); a checksum of every row, whatever
+    cluster_validate says (a selection is small); the rows known from the files' statistics, so no
+    count(*) scan. An `auto` table's first recluster chooses its layout; every later one keeps it. -#}
+{% macro _recluster_rewrite_plan(relation, state, selection, settings, source_view) %}
+    {%- set cfg = settings.cfg -%}
+    {%- if cfg.num_files -%}
+        {%- set files = [1, ((cfg.num_files * selection.rows / ([state.summary.rows, 1] | max)) | round(0, 'ceil')) | int] | max -%}
+    {%- else -%}
+        {%- set files = spark_clustering._files_for_target(selection.rows, cfg,
+                bytes_per_row=(selection.bytes / selection.rows) if selection.rows else none) -%}
+    {%- endif -%}
+    {%- set plan_cfg = {} -%}
+    {%- do plan_cfg.update(cfg) -%}
+    {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
+    {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
+                                                         row_count=selection.rows) -%}
+    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
+    {{ spark_clustering._test_hook('recluster.after_plan') }}
+    {{ return(plan) }}
+{% endmacro %}
+
+
+{#- The error when the staged rows are not the rows of the files they replace (nothing committed). -#}
+{% macro _recluster_rewrite_mismatch(settings, staged, plan) %}
+    {{ exceptions.raise_compiler_error(
+        "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
+        ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor
+        ~ " vs " ~ plan.source_check.hash_sum ~ "/" ~ plan.source_check.hash_xor ~ "); nothing was committed and the "
+        ~ "table is unchanged. Please report this with the dbt log.") }}
 {% endmacro %}
