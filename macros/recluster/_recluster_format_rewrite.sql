@@ -56,10 +56,7 @@
 
     {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}
     {%- if not spark_clustering._checks_match(staged, plan.source_check) -%}
-        {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
-        {%- do spark_clustering._table_lease_release(lease) -%}
-        {%- do run_query('drop view if exists ' ~ source_view) -%}
-        {{ spark_clustering._recluster_rewrite_mismatch(settings, staged, plan) }}
+        {{ spark_clustering._recluster_rewrite_mismatch(relation, settings, lease, source_view, staged, plan) }}
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
     {%- set committed = run_query("select * from format_rewrite_commit('" ~ settings.table_name ~ "', '" ~ fmt ~ "', '"

@@ -53,10 +53,7 @@
     {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
     {%- if not spark_clustering._checks_match(staged, plan.source_check) -%}
         {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
-        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
-        {%- do spark_clustering._table_lease_release(lease) -%}
-        {%- do run_query('drop view if exists ' ~ source_view) -%}
-        {{ spark_clustering._recluster_rewrite_mismatch(settings, staged, plan) }}
+        {{ spark_clustering._recluster_rewrite_mismatch(relation, settings, lease, source_view, staged, plan) }}
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
     {#- proof of what is committed: the lease, the validated bytes, each replaced file as it was read -#}
@@ -97,8 +94,17 @@
 {% endmacro %}
 
 
-{#- The error when the staged rows are not the rows of the files they replace (nothing committed). -#}
-{% macro _recluster_rewrite_mismatch(settings, staged, plan) %}
+{#- The staged rows are not the rows of the files they replace: nothing is committed; what was
+    staged goes (the recovery of the table's kind: no journal yet, so it rolls back), the lease is
+    given up, and the run fails. -#}
+{% macro _recluster_rewrite_mismatch(relation, settings, lease, source_view, staged, plan) %}
+    {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
+        {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
+    {%- else -%}
+        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
+    {%- endif -%}
+    {%- do spark_clustering._table_lease_release(lease) -%}
+    {%- do run_query('drop view if exists ' ~ source_view) -%}
     {{ exceptions.raise_compiler_error(
         "recluster: " ~ settings.label ~ ": the rewritten files do not match the files they replace (rows "
         ~ staged.row_count ~ " vs " ~ plan.source_check.row_count ~ ", checksum " ~ staged.hash_sum ~ "/" ~ staged.hash_xor

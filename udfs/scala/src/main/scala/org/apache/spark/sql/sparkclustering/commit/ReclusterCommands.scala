@@ -33,12 +33,7 @@ case class ReclusterDataFiles(tableName: String) extends LeafRunnableCommand {
 case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: String, filePrefix: String,
     validatedBytes: Long, replaced: Seq[String]) extends LeafRunnableCommand {
 
-  override val output: Seq[Attribute] = Seq(
-    AttributeReference("status", StringType, nullable = false)(),
-    AttributeReference("files_added", LongType, nullable = false)(),
-    AttributeReference("files_removed", LongType, nullable = false)(),
-    AttributeReference("bytes_added", LongType, nullable = false)(),
-    AttributeReference("bytes_removed", LongType, nullable = false)())
+  override val output: Seq[Attribute] = ReclusterCommit.outputAttributes()
 
   import ReclusterFiles._
 
@@ -121,6 +116,17 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
         throw SparkClusteringErrors.invalidArgument("recluster_commit", d.describe)
     }
   }
+}
+
+object ReclusterCommit {
+  /** The row a commit returns (recluster_commit, format_rewrite_commit): status, files_added,
+   *  files_removed, bytes_added, bytes_removed; new attributes per command. */
+  def outputAttributes(): Seq[Attribute] = Seq(
+    AttributeReference("status", StringType, nullable = false)(),
+    AttributeReference("files_added", LongType, nullable = false)(),
+    AttributeReference("files_removed", LongType, nullable = false)(),
+    AttributeReference("bytes_added", LongType, nullable = false)(),
+    AttributeReference("bytes_removed", LongType, nullable = false)())
 }
 
 /** `select * from recluster_recover('db.t', lease_token, 'db.t__sc_recluster')`: finish (manifest

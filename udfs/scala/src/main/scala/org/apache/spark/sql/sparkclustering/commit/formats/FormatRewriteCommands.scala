@@ -34,12 +34,7 @@ case class FormatRewriteCommit(tableName: String, format: String, leaseToken: St
     stagingDir: String, readVersion: Long, validatedRows: Long, clusterBy: Seq[String], replaced: Seq[String])
     extends LeafRunnableCommand {
 
-  override val output: Seq[Attribute] = Seq(
-    AttributeReference("status", StringType, nullable = false)(),
-    AttributeReference("files_added", LongType, nullable = false)(),
-    AttributeReference("files_removed", LongType, nullable = false)(),
-    AttributeReference("bytes_added", LongType, nullable = false)(),
-    AttributeReference("bytes_removed", LongType, nullable = false)())
+  override val output: Seq[Attribute] = ReclusterCommit.outputAttributes()
 
   override def run(spark: SparkSession): Seq[Row] = {
     val dir = new Path(stagingDir)
