@@ -637,22 +637,21 @@ def test_clustering_information_on_a_format_table(spark, built, dbt, table_forma
 
 
 def test_file_stats_of_a_format_table(spark, built, table_format, tmp_path):
-    """file_stats of the clustering columns (a, s): on Iceberg from its `files` metadata table (the
-    manifests: no data file is read), exact because their metrics mode is `full`; a double column
-    (b: Iceberg's bounds leave NaN out) and Delta read the rows. Either way each file's min, max,
-    null count and rows equal those of its rows."""
+    """file_stats of the clustering columns (a, s) from the format's metadata, no data file read:
+    Delta's log (each file's add.stats, through format_data_files), Iceberg's `files` metadata
+    table (the manifests); exact because the package set full-length bounds for them. A double
+    column (b) reads the rows on both. Either way each file's min, max, null count and rows equal
+    those of its rows."""
     from spark_clustering_dev.dbt import run_operation_json
 
     schema, name = built.split(".")
     sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
                                     schema=schema)[name]
            for cols in [("a", "s"), ("a", "b")]}
-    from_metadata = f"from {built}.files" in sql[("a", "s")]
-    assert from_metadata == (table_format == "iceberg"), sql
-    assert f"{built}.files" not in sql[("a", "b")], sql
-    if from_metadata:  # the plan reads the metadata table only
-        plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
-        assert "files" in plan and "DataSkipping" not in plan, plan
+    metadata = {"delta": "format_data_files(", "iceberg": f"from {built}.files"}[table_format]
+    assert metadata in sql[("a", "s")] and metadata not in sql[("a", "b")], sql
+    plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
+    assert "FileScan" not in plan and "DataSkipping" not in plan, plan  # no data file in the plan
     rows = row_bounds(spark, table_format, built, ["a", "s"])
     got = {Path(local(r["file_path"])).name: r for r in spark.sql(sql[("a", "s")]).collect()}
     assert set(got) == set(rows)

@@ -113,14 +113,21 @@
 
 
 {#- Whether `relation` is an Iceberg table: Iceberg tables name a row's data file by the hidden
-    column `_file`, not Spark's `_metadata.file_path`. dbt-spark's relation says so when its listing
-    knew the provider; else DESCRIBE does. False at parse time and for a table that does not exist
-    (a query of it fails when it runs anyway). -#}
+    column `_file`, not Spark's `_metadata.file_path`. -#}
 {% macro _is_iceberg(relation) %}
     {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(false) }}{%- endif -%}
     {%- if relation.is_iceberg is defined and relation.is_iceberg -%}{{ return(true) }}{%- endif -%}
+    {{ return(spark_clustering._table_provider(relation) == 'iceberg') }}
+{% endmacro %}
+
+
+{#- The provider of `relation` as DESCRIBE names it (parquet, orc, delta, iceberg, ...), lower case;
+    none at parse time, for a query or a table that does not exist (a query of it fails when it
+    runs anyway). -#}
+{% macro _table_provider(relation) %}
+    {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(none) }}{%- endif -%}
     {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
-        {{ return(false) }}
+        {{ return(none) }}
     {%- endif -%}
-    {{ return(spark_clustering._table_detail(relation).provider == 'iceberg') }}
+    {{ return(spark_clustering._table_detail(relation).provider) }}
 {% endmacro %}

@@ -7,11 +7,18 @@
 
 {% macro spark__file_stats(relation, columns) %}
     {%- set column_list = spark_clustering._as_column_list(columns, 'file_stats', relation) -%}
-    {#- _metadata is the file-source metadata column (parquet, orc, csv, json, Delta; partitioned or
-        not): reading the table reads exactly its live files; files with zero rows produce no row.
-        Spark renames it when a column of the table is called _metadata: _metadata_column_of.
-        Iceberg names a row's data file by its own hidden column _file. -#}
-    {%- if spark_clustering._is_iceberg(relation) -%}
+    {#- Delta and Iceberg keep every file's bounds in their metadata: taken from there when exact
+        for every column asked, no data file read. Otherwise the rows: _metadata is the file-source
+        metadata column (parquet, orc, csv, json, Delta; partitioned or not): reading the table
+        reads exactly its live files; files with zero rows produce no row. Spark renames it when a
+        column of the table is called _metadata: _metadata_column_of. Iceberg names a row's data
+        file by its own hidden column _file. -#}
+    {%- set provider = spark_clustering._table_provider(relation) -%}
+    {%- if provider == 'delta' -%}
+        {%- set from_log = spark_clustering._delta_file_stats(relation, column_list) -%}
+        {%- if from_log -%}{{ return(from_log) }}{%- endif -%}
+    {%- endif -%}
+    {%- if provider == 'iceberg' -%}
         {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list) -%}
         {%- if from_metadata -%}{{ return(from_metadata) }}{%- endif -%}
         {%- set file_path = '_file' -%}
@@ -71,6 +78,77 @@ select
     {%- endfor %}
 from {{ relation }}.files
 where content = 0 and record_count > 0
+    {%- endset -%}
+    {{ return(sql) }}
+{% endmacro %}
+
+
+{#- A Delta table's file statistics from its log (each live file's `add.stats`: no data file is
+    read), when they are exact for every column asked and every file. Delta's bounds are exact for
+    integral, decimal and date columns and for strings shorter than the table's
+    delta.dataSkippingStringPrefixLength (clustered_table sets 1024; a longer string is cut to the
+    prefix, the max with a tie-breaker appended); never for timestamps (kept in milliseconds),
+    float/double (as on Iceberg), a column Delta collects no statistics for (the log has no
+    nullCount for it), a file with a deletion vector (its statistics count deleted rows and its
+    bounds may be wide), or a table with column mapping (the log names columns by physical names).
+    The string rule is taken in bytes (octet_length), never shorter than Delta's UTF-16 length, so
+    a bound that might have been cut is never taken as exact. Otherwise '' and file_stats reads
+    the rows. -#}
+{% macro _delta_file_stats(relation, column_list) %}
+    {%- set properties = spark_clustering._table_properties(relation) -%}
+    {%- if (properties.get('delta.columnMapping.mode', 'none') | lower) != 'none' -%}{{ return('') }}{%- endif -%}
+    {%- set prefix_length = properties.get('delta.dataSkippingStringPrefixLength', '32') | int -%}
+    {%- set types = {} -%}
+    {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
+        {%- do types.update({c.name | lower: c}) -%}
+    {%- endfor -%}
+    {%- set bounded = [] -%}
+    {%- set exact = ['not has_row_deletes', 's.numRecords is not null'] -%}
+    {%- for name in column_list -%}
+        {%- set column = types.get(name | lower) -%}
+        {%- if column is none or column.type.split('(')[0] not in ['tinyint', 'smallint', 'int', 'bigint', 'decimal', 'date', 'string'] -%}
+            {{ return('') }}
+        {%- endif -%}
+        {%- do bounded.append(column) -%}
+        {%- set quoted = spark_clustering._quoted_columns([column.name]) -%}
+        {%- set bounds_exact = 's.minValues.' ~ quoted ~ ' is not null and s.maxValues.' ~ quoted ~ ' is not null' -%}
+        {%- if column.type == 'string' -%}
+            {%- set bounds_exact = bounds_exact ~ ' and octet_length(s.minValues.' ~ quoted ~ ') < ' ~ prefix_length
+                                   ~ ' and octet_length(s.maxValues.' ~ quoted ~ ') < ' ~ prefix_length -%}
+        {%- endif -%}
+        {%- do exact.append('s.nullCount.' ~ quoted ~ ' is not null and (s.nullCount.' ~ quoted
+                            ~ ' = s.numRecords or (' ~ bounds_exact ~ '))') -%}
+    {%- endfor -%}
+    {%- set value_schema = [] -%}
+    {%- set count_schema = [] -%}
+    {%- for column in bounded -%}
+        {%- do value_schema.append(spark_clustering._quoted_columns([column.name]) ~ ': ' ~ column.type) -%}
+        {%- do count_schema.append(spark_clustering._quoted_columns([column.name]) ~ ': bigint') -%}
+    {%- endfor -%}
+    {%- set schema = 'struct<numRecords: bigint, minValues: struct<' ~ value_schema | join(', ') ~ '>, maxValues: struct<'
+                     ~ value_schema | join(', ') ~ '>, nullCount: struct<' ~ count_schema | join(', ') ~ '>>' -%}
+    {%- set log_files -%}
+select file_path, s, {{ exact | join(' and ') }} as exact
+from (
+    select file_path, has_row_deletes, from_json(log_stats, {{ spark_clustering._sql_literal(schema, 'file_stats') }}) as s
+    from format_data_files({{ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'file_stats') }}, 'delta')
+)
+    {%- endset -%}
+    {%- if run_query('select count_if(not coalesce(exact, false)) from (' ~ log_files ~ ')').rows[0][0] | int > 0 -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set sql -%}
+select
+    file_path,
+    s.numRecords as row_count
+    {%- for column in bounded %}
+    {%- set quoted = spark_clustering._quoted_columns([column.name]) %},
+    s.minValues.{{ quoted }} as {{ spark_clustering._quoted_suffixed(column.name, '__min') }},
+    s.maxValues.{{ quoted }} as {{ spark_clustering._quoted_suffixed(column.name, '__max') }},
+    s.nullCount.{{ quoted }} as {{ spark_clustering._quoted_suffixed(column.name, '__null_count') }}
+    {%- endfor %}
+from ({{ log_files }})
+where s.numRecords > 0
     {%- endset -%}
     {{ return(sql) }}
 {% endmacro %}

@@ -85,7 +85,7 @@ object ReclusterTableFunctions {
       }),
     (FunctionIdentifier("format_data_files"),
       info("format_data_files", "format_data_files(table, format) - a Delta/Iceberg table's data files (path, " +
-        "size, modification time) and version, from the format's metadata"),
+        "size, modification time, log statistics, row deletes) and version, from the format's metadata"),
       args => {
         arity("format_data_files", args, 2, "format_data_files('db.table', 'delta' | 'iceberg')")
         FormatDataFiles(string("format_data_files", args(0), "table"), string("format_data_files", args(1), "format"))

@@ -20,11 +20,12 @@ object DeltaTableRewrite extends FormatTableRewrite {
   private def filePath(log: DeltaLog, add: AddFile): String =
     ReclusterFiles.DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
 
-  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)]) = {
+  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile]) = {
     val t = ReclusterFiles.table(spark, tableName)
     val log = deltaLog(spark, t)
     val snapshot = latest(log, t)
-    (snapshot.version, snapshot.allFiles.collect().toSeq.map(a => (filePath(log, a), a.size, a.modificationTime)))
+    (snapshot.version, snapshot.allFiles.collect().toSeq.map(a =>
+      FormatDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null)))
   }
 
   /** Types equal up to nullability (a CTAS declares every column nullable). */

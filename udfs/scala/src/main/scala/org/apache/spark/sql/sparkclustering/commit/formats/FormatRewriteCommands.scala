@@ -5,21 +5,25 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
-import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 
 /** `select * from format_data_files('db.t', 'delta' | 'iceberg')`: the current snapshot's data files
- *  (path as the table's file metadata column reports it, size, modification time) and its version
- *  (Delta log version, Iceberg snapshot id), repeated on every row; from the format's metadata. */
+ *  (path as the table's file metadata column reports it, size, modification time), its version
+ *  (Delta log version, Iceberg snapshot id) repeated on every row, the file's statistics as the log
+ *  keeps them (`log_stats`: Delta's add.stats JSON, null on Iceberg) and whether rows of it are
+ *  deleted by a deletion vector / delete file; from the format's metadata, no data file read. */
 case class FormatDataFiles(tableName: String, format: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("file_path", StringType, nullable = false)(),
     AttributeReference("file_size", LongType, nullable = false)(),
     AttributeReference("modification_time", LongType, nullable = false)(),
-    AttributeReference("table_version", LongType, nullable = false)())
+    AttributeReference("table_version", LongType, nullable = false)(),
+    AttributeReference("log_stats", StringType, nullable = true)(),
+    AttributeReference("has_row_deletes", BooleanType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (version, files) = FormatTableRewrite.forFormat(format).dataFiles(spark, tableName)
-    files.map { case (path, size, mtime) => Row(path, size, mtime, version) }
+    files.map(f => Row(f.path, f.size, f.modificationTime, version, f.logStats.orNull, f.hasRowDeletes))
   }
 }
 

@@ -24,9 +24,8 @@ import org.apache.spark.sql.SparkSession
  */
 trait FormatTableRewrite {
 
-  /** Version (Delta log version, Iceberg snapshot id) and data files (path as the table's file
-   *  metadata column reports it, size, modification time) of the table's current snapshot. */
-  def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)])
+  /** Version (Delta log version, Iceberg snapshot id) and data files of the table's current snapshot. */
+  def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile])
 
   /** Commit the staging table's files in place of `replaced` (paths as `dataFiles` lists them, read
    *  at `readVersion`), after checking that those files still hold `validatedRows` rows. */
@@ -39,6 +38,13 @@ trait FormatTableRewrite {
   /** Staging directories of interrupted runs under the table, with their metadata still there. */
   def stagingDirs(spark: SparkSession, tableName: String): Seq[Path]
 }
+
+/** One live data file: its path as the table's file metadata column reports it, size, modification
+ *  time, the statistics the format's log keeps for it as JSON (Delta's `add.stats`; None where the
+ *  format keeps them elsewhere, as Iceberg in its `files` metadata table), and whether rows of it are
+ *  deleted by a deletion vector / delete file (then its statistics count deleted rows too). */
+case class FormatDataFile(path: String, size: Long, modificationTime: Long, logStats: Option[String],
+    hasRowDeletes: Boolean)
 
 case class FormatCommitOutcome(status: String, filesAdded: Long, filesRemoved: Long, bytesAdded: Long,
     bytesRemoved: Long)

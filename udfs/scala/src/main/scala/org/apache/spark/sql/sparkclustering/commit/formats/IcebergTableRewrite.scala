@@ -24,14 +24,15 @@ object IcebergTableRewrite extends FormatTableRewrite {
     try planned.asScala.toSeq finally planned.close()
   }
 
-  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[(String, Long, Long)]) = {
+  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile]) = {
     val table = load(spark, tableName)
     Option(table.currentSnapshot()) match {
       case None => (-1L, Seq.empty)
       case Some(snapshot) =>
         // Iceberg keeps no file mtime: the snapshot's commit time stands in (a rewritten file is a new file)
         (snapshot.snapshotId(), tasks(table, snapshot.snapshotId()).map(t =>
-          (t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis())))
+          FormatDataFile(t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis(), None,
+            !t.deletes().isEmpty)))
     }
   }
 
