@@ -8,7 +8,7 @@ counted by Spark's scan metrics) and build time. One format per run (a Spark ses
 Rows: TPC-H lineitem (SF 1 = 6,001,215 rows; generated offline by DuckDB's tpch extension, cached in
 build/bench/tpch/), clustering columns (l_shipdate, l_partkey, l_suppkey). Layouts, each a table of
 the format:
-  package hilbert / zorder  dbt `clustered_table` (the integration project's cluster_case model) with
+  package hilbert / zorder  dbt `clustered_table` (the benchmark project's format_lineitem model) with
                             file_format = the format and cluster_num_files = --files;
   CTAS ORDER BY             `CREATE TABLE ... AS SELECT ... ORDER BY` the three columns (--files
                             shuffle partitions): the build baseline;
@@ -25,7 +25,8 @@ seeded boxes (one-, two-, three-column and point queries). Per layout: files rea
 numFiles for Delta; BatchScanExec resultDataFiles for Iceberg) summed over the workload, and the
 ideal (files whose min/max box meets the query box). Answers must be equal across layouts.
 Goals (issue 28): files read <= 0.8 x the best native layout's; package build <= 1.15 x CTAS ORDER BY.
-Not here yet: the 10-append maintenance comparison. Prints a markdown table; asserts nothing.
+The maintenance half (appends, recluster vs the formats' maintenance): bench_format_maintenance.py.
+Prints a markdown table; asserts nothing.
 """
 from __future__ import annotations
 
@@ -46,9 +47,13 @@ BENCH = BUILD / "bench"
 COLUMNS = report_datasets.LINEITEM_COLUMNS
 
 
+# the benchmarks' own dbt project (model format_lineitem), not the integration tests' cases
+DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
+DBT_ENV = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-formats"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-formats")}
+
+
 def dbt_run(args: list[str], schema: str, vars: dict):
-    env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-formats"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-formats")}
-    return run_dbt(args, schema=schema, vars=vars, env=env)
+    return run_dbt(args, schema=schema, vars=vars, project_dir=DBT_PROJECT, env=DBT_ENV)
 
 
 def timed(fn) -> float:
@@ -95,18 +100,17 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int) -> dict
     dbt_run(["parse"], schema=schema, vars={})
     # and one untimed small build warms the JVM up for the package's code paths, as the CTAS
     # baselines after it find it warm
-    dbt_run(["run", "--select", "cluster_case"], schema=schema, vars={
-        "case_source": f"(select * from {source} limit 20000) s", "case_alias": "package_warmup", "case_format": fmt,
-        "case_method": "hilbert", "case_cluster_by": COLUMNS, "case_num_files": 2})
+    dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+        "source": f"(select * from {source} limit 20000) s", "alias": "package_warmup", "format": fmt,
+        "method": "hilbert", "num_files": 2})
     for method in ("hilbert", "zorder"):
         name = f"package_{method}"
         spark.sql(f"drop table if exists {schema}.{name}")  # a first build, as the CTAS baselines are
         start = time.monotonic()
-        run = dbt_run(["run", "--select", "cluster_case"], schema=schema, vars={
-            "case_source": source, "case_alias": name, "case_format": fmt, "case_method": method,
-            "case_cluster_by": COLUMNS, "case_num_files": files})
+        run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+            "source": source, "alias": name, "format": fmt, "method": method, "num_files": files})
         out[f"package {method}"] = {"table": f"{schema}.{name}",
-                                    "build_seconds": round(run.node_results()["cluster_case"].execution_time, 1),
+                                    "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1),
                                     "wall_seconds": round(time.monotonic() - start, 1)}
     spark.sql(f"drop table if exists {schema}.ctas_order_by")
     out["CTAS ORDER BY"] = {"table": f"{schema}.ctas_order_by", "build_seconds": timed(lambda: spark.sql(

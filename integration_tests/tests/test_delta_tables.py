@@ -42,3 +42,24 @@ def test_file_stats_takes_the_delta_log_only_where_its_bounds_are_exact(spark, s
     spark.sql(f"delete from {table} where a < 1000")
     assert spark.sql(f"select count(*) from {table}").first()[0] < ROWS
     check(["a", "late"], from_log=False)  # deletion vectors: the log counts deleted rows
+
+
+@pytest.mark.parametrize("case, wanted", [
+    ({"cluster_by": ["a", "flag"]},
+     ["config 'cluster_by'", "no min/max statistics for the boolean column flag", "take flag out of cluster_by"]),
+    ({"cluster_by": ["a", "s"], "tblproperties": {"delta.dataSkippingStatsColumns": "id,a"}},
+     ["config 'tblproperties'", "leaves out the clustering column s", "add every column of cluster_by"]),
+    ({"cluster_by": ["a", "s"], "tblproperties": {"delta.dataSkippingNumIndexedCols": "2"}},
+     ["config 'tblproperties'", "the first 2 columns only", "clustering column s is column 4"]),
+], ids=["boolean", "stats-columns", "indexed-columns"])
+def test_a_clustering_column_delta_keeps_no_statistics_for_stops_the_build(spark, dbt, sources, case, wanted):
+    """Delta would keep no min/max for the column (a boolean; a model's statistics properties that
+    leave it out): the build stops before it writes, naming model, key, column and fix."""
+    table = f"{sources}.unbounded"
+    spark.sql(f"drop table if exists {table}")
+    with pytest.raises(DbtError) as failure:
+        build(dbt, "delta", f"(select id, a, b, s, a % 2 = 0 as flag from {sources}.uniform) s", "unbounded",
+              num_files=2, **case)
+    text = str(failure.value)
+    assert "model 'cluster_case'" in text and all(w in text for w in wanted), text[-2000:]
+    assert not spark.catalog.tableExists(table)

@@ -7,6 +7,7 @@
 
 {% macro _replace_format_table(target, existing, plan, cfg) %}
     {%- set fmt = cfg.file_format -%}
+    {{ spark_clustering._refuse_unbounded_columns(plan, cfg) }}
     {%- set previous = none -%}
     {%- if existing is not none and not existing.is_view -%}
         {%- set detail = spark_clustering._table_detail(existing) -%}
@@ -50,6 +51,43 @@
             ~ "would sort its files by that, and a rebuild would drop it. Run ALTER TABLE " ~ target ~ " WRITE UNORDERED "
             ~ "to hand its layout to spark_clustering, or materialize the model as a table to keep the sort order", none) }}
     {%- endif -%}
+{% endmacro %}
+
+
+{#- Clustering columns the format would keep no min/max for: its files could not be skipped on them
+    and the package could not measure them, so the build stops before it writes. Delta collects no
+    bounds for boolean and binary columns (and refuses them in delta.dataSkippingStatsColumns), and
+    none for a column its statistics properties, set by the model, leave out. Iceberg bounds every
+    primitive type; the package sets metrics mode `full` for each clustering column. -#}
+{% macro _refuse_unbounded_columns(plan, cfg) %}
+    {%- if cfg.file_format != 'delta' -%}{{ return('') }}{%- endif -%}
+    {%- set types = {} -%}
+    {%- for c in plan.columns -%}{%- do types.update({c.name | lower: c.type}) -%}{%- endfor -%}
+    {%- set lowered_names = plan.column_names | map('lower') | list -%}
+    {%- set user = config.get('tblproperties') or {} -%}
+    {%- set stats_columns = user.get('delta.dataSkippingStatsColumns') -%}
+    {%- set indexed = user.get('delta.dataSkippingNumIndexedCols') -%}
+    {%- for name in plan.cluster_by -%}
+        {%- set type = types.get(name | lower, '') -%}
+        {%- if type in ['boolean', 'binary'] -%}
+            {{ spark_clustering._config_error('cluster_by', plan.cluster_by, "Delta keeps no min/max statistics for the "
+                ~ type ~ " column " ~ name ~ ", so its files could never be skipped on it and its clustering could not be "
+                ~ "measured: take " ~ name ~ " out of cluster_by (a column of few values belongs in partition_by), or "
+                ~ "cluster on an expression of it computed in the model, e.g. a cast to int", none) }}
+        {%- endif -%}
+        {%- if stats_columns is not none and name | lower not in (stats_columns | string).split(',') | map('trim') | map('replace', '`', '') | map('lower') | list -%}
+            {{ spark_clustering._config_error('tblproperties', "{'delta.dataSkippingStatsColumns': '" ~ stats_columns ~ "'}",
+                "it leaves out the clustering column " ~ name ~ ", so Delta would keep no statistics for it: add every "
+                ~ "column of cluster_by to it, or drop the property (the package has Delta keep statistics for the "
+                ~ "clustering columns)", none) }}
+        {%- endif -%}
+        {%- if stats_columns is none and indexed is not none and (indexed | int) >= 0 and lowered_names.index(name | lower) >= (indexed | int) -%}
+            {{ spark_clustering._config_error('tblproperties', "{'delta.dataSkippingNumIndexedCols': '" ~ indexed ~ "'}",
+                "Delta keeps statistics for the first " ~ indexed ~ " columns only, and the clustering column " ~ name
+                ~ " is column " ~ (lowered_names.index(name | lower) + 1) ~ ": select the clustering columns first in the "
+                ~ "model, raise the property, or drop it", none) }}
+        {%- endif -%}
+    {%- endfor -%}
 {% endmacro %}
 
 

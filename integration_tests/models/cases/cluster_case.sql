@@ -15,6 +15,7 @@
     cluster_file_stats=var('case_file_stats', none),
     cluster_workload=var('case_workload', none),
     recluster=var('case_recluster', none),
+    tblproperties=var('case_tblproperties', none),
 ) }}
 
 select * from {{ var('case_source', 'case_source') }}

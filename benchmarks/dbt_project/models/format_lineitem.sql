@@ -1,0 +1,14 @@
+-- TPC-H lineitem clustered on (l_shipdate, l_partkey, l_suppkey) as a Delta or Iceberg table, for
+-- bench_table_formats.py and bench_format_maintenance.py: the source, table name, format, curve and
+-- file count come from vars; recluster() runs on it with this model's config.
+{{ config(
+    materialized='clustered_table',
+    cluster_by=['l_shipdate', 'l_partkey', 'l_suppkey'],
+    cluster_method=var('method', 'hilbert'),
+    cluster_num_files=var('num_files', none),
+    cluster_target_file_rows=var('file_rows', 1000000),
+    file_format=var('format'),
+    alias=var('alias', 'format_lineitem'),
+) }}
+
+select * from {{ var('source') }}
