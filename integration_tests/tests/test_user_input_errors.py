@@ -82,6 +82,8 @@ BAD_CONFIGS = [
     ({"cluster_by": ["a"], "file_format": "hudi"}, ["config 'file_format' = hudi", "Hudi's own clustering service"]),
     ({"cluster_by": ["a"], "partition_by": 5}, ["config 'partition_by' = 5", "a number 5", "list of column names"]),
     ({"cluster_by": ["a"], "partition_by": [["b"]]}, ["config 'partition_by'", "every entry must be a column name"]),
+    ({"cluster_by": ["a"], "partition_by": ["bucket(4, b)"]},
+     ["config 'partition_by'", "'bucket(4, b)' is a partition transform", "partition_by that column"]),
     ({"cluster_by": ["a"], "cluster_sample_rows_per_range": True},
      ["config 'cluster_sample_rows_per_range' = True", "positive number"]),
     ({"cluster_by": ["a"], "cluster_validate": "false"},

@@ -100,6 +100,14 @@
     {%- do spark_clustering._require_choice('file_format', file_format, formats, 'use one of: ' ~ formats | join(', '), subject) -%}
 
     {%- set partition_by = spark_clustering._require_name_list('partition_by', cfg_source.get('partition_by') or [], "partition_by=['region']", subject) -%}
+    {%- for col in partition_by if '(' in col -%}
+        {#- an Iceberg transform (days(ts), bucket(16, id), ...): the write routes each row to its
+            partition's files by the partition columns' values, which a transform has not yet -#}
+        {{ spark_clustering._config_error('partition_by', partition_by, "'" ~ col ~ "' is a partition transform, and "
+            ~ "clustered_table routes rows to files by the values of plain partition columns: compute the partition "
+            ~ "value as a column of the model (e.g. date(ts) as ts_day, pmod(hash(id), 16) as id_bucket) and "
+            ~ "partition_by that column", subject) }}
+    {%- endfor -%}
     {%- for col in partition_by if col | lower in lowered -%}
         {{ spark_clustering._config_error('cluster_by', cluster_by,
             "remove '" ~ col ~ "': it is a partition_by column, constant within every file already", subject) }}
