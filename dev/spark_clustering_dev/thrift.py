@@ -8,7 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from spark_clustering_dev.paths import EXTENSION_CLASS, JAR, WORK, spark_home
+from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, WORK, spark_home
+from spark_clustering_dev.spark import table_format_conf
 
 
 def free_port() -> int:
@@ -37,10 +38,16 @@ class ThriftServer:
     """
 
     def __init__(self, work_dir: Path | None = None, master: str = "local[2]", with_jar: bool = True,
-                 extra_conf: dict[str, str] | None = None, startup_timeout: float = 180.0):
+                 extra_conf: dict[str, str] | None = None, startup_timeout: float = 180.0, table_format: str = "hive"):
         self.work_dir = Path(work_dir or WORK / "thrift").resolve()
         self.master = master
         self.with_jar = with_jar
+        # `delta`: the server's spark_catalog serves Delta tables as well as plain ones, set up as
+        # docs/table_formats.md tells a user to (Iceberg needs the metastore's lock tables, which a
+        # metastore initialised by Hive's schematool has and this embedded Derby one lacks)
+        if table_format not in ("hive", "delta"):
+            raise ValueError(f"table_format {table_format!r}: this server serves hive or delta")
+        self.table_format = table_format
         self.extra_conf = extra_conf or {}
         self.startup_timeout = startup_timeout
         self.host = "127.0.0.1"
@@ -63,15 +70,24 @@ class ThriftServer:
         cmd = [str(spark_home() / "bin" / "spark-submit"),
                "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
                "--master", self.master, "--name", "spark_clustering_thrift"]
+        jars, extensions = [], []
         if self.with_jar:
             if not JAR.exists():
                 raise FileNotFoundError(f"{JAR} is missing: run scripts/setup")
-            cmd += ["--jars", str(JAR)]
-            conf["spark.sql.extensions"] = EXTENSION_CLASS
+            jars.append(str(JAR))
+            extensions.append(EXTENSION_CLASS)
+        if self.table_format != "hive":
+            format_conf = table_format_conf(self.table_format)
+            jars += sorted(str(p) for p in FORMAT_JARS.glob("*.jar"))
+            extensions.append(format_conf.pop("spark.sql.extensions"))  # after the package's (see spark.py)
+            conf.update(format_conf)
+        if jars:
+            cmd += ["--jars", ",".join(jars)]
+            conf["spark.sql.extensions"] = ",".join(extensions)
             # Also on the driver's system classpath: --jars alone puts the jar in a class loader that
             # closing the first client session closes, after which classes not loaded yet (e.g.
             # CurveKeys$) fail with NoClassDefFoundError. Executors still get it through --jars.
-            conf.setdefault("spark.driver.extraClassPath", str(JAR))
+            conf.setdefault("spark.driver.extraClassPath", ":".join(jars))
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
         cmd += ["spark-internal",

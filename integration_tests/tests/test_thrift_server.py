@@ -128,3 +128,47 @@ def test_server_process_is_gone_after_stop(thrift_server):
     assert pid_alive(pid)
     thrift_server.stop()
     assert not pid_alive(pid), f"thrift server pid {pid} still alive after stop()"
+
+
+@pytest.fixture(scope="module")
+def delta_thrift_server(request):
+    """A second server whose spark_catalog serves Delta tables, set up as docs/table_formats.md says
+    (the package's extension first, then Delta's; DeltaCatalog; the Delta jars)."""
+    work = WORK / f"thrift-delta-{os.getpid()}"
+    server = ThriftServer(work, table_format="delta").start()
+    yield server
+    server.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_delta_model_builds_and_reclusters_over_thrift(delta_thrift_server):
+    """The same models over a Thrift server serving Delta: a clustered_table build is one Delta
+    table with the rows of its source, and after an unclustered append, recluster (final) commits
+    one OPTIMIZE of the format with every row kept."""
+    from spark_clustering_dev.dbt import run_operation_json
+
+    env = _env(delta_thrift_server)
+    with _cursor(delta_thrift_server) as cur:
+        source = _new_table(cur, "delta_src", "select id, cast(pmod(xxhash64(id), 997) as int) as a, "
+                                              "cast(pmod(xxhash64(id, 7), 991) as int) as b from range(0, 9000)")
+        table = f"{SCHEMA}.delta_clustered"
+        vars_ = {"case_source": source, "case_alias": "delta_clustered", "case_format": "delta",
+                 "case_cluster_by": ["a", "b"], "case_num_files": 4}
+        run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        cur.execute(f"insert into {table} select /*+ repartition(2) */ id, cast(pmod(xxhash64(id), 997) as int), "
+                    f"cast(pmod(xxhash64(id, 7), 991) as int) from range(9000, 10000)")
+        outcome = run_operation_json("spark_clustering.recluster", {"relation": table, "final": True}, prefix="recluster",
+                                     target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        cur.execute(f"describe table extended {table}")
+        provider = [r[1] for r in cur.fetchall() if r[0] == "Provider"]
+        cur.execute(f"select count(*), sum(hash(id, a, b)) from {table}")
+        got = cur.fetchall()
+        cur.execute(f"select count(*), sum(hash(id, cast(pmod(xxhash64(id), 997) as int), "
+                    f"cast(pmod(xxhash64(id, 7), 991) as int))) from range(0, 10000)")
+        want = cur.fetchall()
+        cur.execute(f"describe history {table}")
+        operations = [r[4] for r in cur.fetchall()]  # newest first: version, timestamp, user id, user name, operation
+    assert provider == ["delta"], provider
+    assert got == want and got[0][0] == 10000, (got, want)
+    assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
+    assert "OPTIMIZE" in operations[:3] and operations[-1] == "CREATE OR REPLACE TABLE AS SELECT", operations
