@@ -9,7 +9,7 @@
     {%- set format_table = settings.cfg.file_format in ['delta', 'iceberg'] -%}
     {%- if format_table -%}
         {#- the current snapshot's files, from the format's log / manifests, and its version -#}
-        {%- set listing = run_query("select file_path, file_size, modification_time, table_version from format_data_files('"
+        {%- set listing = run_query("select file_path, file_size, modification_time, table_version, from_build from format_data_files('"
                                     ~ settings.table_name ~ "', '" ~ settings.cfg.file_format ~ "')") -%}
     {%- else -%}
         {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
@@ -42,6 +42,11 @@
         {%- if name.startswith('sc-l') and parts | length >= 3 -%}
             {%- set level = parts[1][1:] | int -%}
             {%- set run = parts[2].split('.')[0] -%}
+        {%- elif format_table and row[4] -%}
+            {#- written by the table's last clustered_table build (its version is in the table's
+                properties, spark_clustering.build_version): one clustered run, as a recluster's -#}
+            {%- set level = 1 -%}
+            {%- set run = 'build' -%}
         {%- else -%}
             {%- set level = 0 -%}
             {%- set run = none -%}

@@ -23,11 +23,20 @@
         {% do adapter.drop_relation(existing) %}
     {%- endif -%}
 
+    {#- The build's version goes into the table's properties (spark_clustering.build_version), so
+        recluster() knows the files it added for one clustered run. Delta: in the CTAS itself, as
+        the version it will commit (the next one: a commit in between conflicts with the replace,
+        which then fails); Iceberg: after it, as ALTER of a property makes no snapshot there. -#}
+    {%- set build_version = (0 if previous is none else previous + 1) if fmt == 'delta' else none -%}
     {% call statement('main') -%}
-        {{ spark_clustering._create_or_replace_format_table_as(target, plan, cfg) }}
+        {{ spark_clustering._create_or_replace_format_table_as(target, plan, cfg, build_version) }}
     {%- endcall %}
     {%- set committed = spark_clustering._format_table_version(target, fmt) -%}
     {{ spark_clustering._validate_format_commit(target, plan, cfg, previous, committed) }}
+    {%- if committed is not none and committed != build_version -%}
+        {%- do run_query('alter table ' ~ target ~ ' set tblproperties '
+                         ~ spark_clustering._tblproperties_list({'spark_clustering.build_version': committed})) -%}
+    {%- endif -%}
 {% endmacro %}
 
 
@@ -101,7 +110,7 @@
 {#- CREATE OR REPLACE TABLE ... AS with the model's dbt-spark options (options, partition_by,
     location_root, comment), its tblproperties, the properties that make the clustering columns'
     statistics exact, and the package's record of the clustering (spark_clustering.*). -#}
-{% macro _create_or_replace_format_table_as(target, plan, cfg) %}
+{% macro _create_or_replace_format_table_as(target, plan, cfg, build_version=none) %}
     {%- set location_root = config.get('location_root') -%}
     {%- set properties = {} -%}
     {%- do properties.update(config.get('tblproperties') or {}) -%}
@@ -115,6 +124,9 @@
         'spark_clustering.layout': plan.layout_choice.spec if plan.layout_choice else '',
         'spark_clustering.layout_name': plan.layout_choice.name if plan.layout_choice else '',
     }) -%}
+    {%- if build_version is not none -%}
+        {%- do properties.update({'spark_clustering.build_version': build_version}) -%}
+    {%- endif -%}
     create or replace table {{ target }}
     using {{ cfg.file_format }}
     {{ options_clause() }}

@@ -24,8 +24,22 @@ object DeltaTableRewrite extends FormatTableRewrite {
     val t = ReclusterFiles.table(spark, tableName)
     val log = deltaLog(spark, t)
     val snapshot = latest(log, t)
+    val built = builtFiles(log, t, snapshot)
     (snapshot.version, snapshot.allFiles.collect().toSeq.map(a =>
-      FormatDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null)))
+      FormatDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null,
+        built.contains(a.path))))
+  }
+
+  /** Paths (as the log writes them) the commit of the table's last build added: its version is in
+   *  the table's properties. None when that commit's log entry is gone (cleaned up after the log
+   *  retention): the build's files then count as new files. */
+  private def builtFiles(log: DeltaLog, t: CatalogTable, snapshot: Snapshot): Set[String] = {
+    snapshot.metadata.configuration.get(FormatTableRewrite.BuildVersion).flatMap(v => scala.util.Try(v.toLong).toOption)
+      .filter(v => v >= 0 && v <= snapshot.version)
+      .map { v =>
+        scala.util.Try(log.getChanges(v, v, Some(t), false).toSeq.flatMap { case (_, actions) =>
+          actions.collect { case a: AddFile => a.path } }.toSet).getOrElse(Set.empty[String])
+      }.getOrElse(Set.empty)
   }
 
   /** Types equal up to nullability (a CTAS declares every column nullable). */

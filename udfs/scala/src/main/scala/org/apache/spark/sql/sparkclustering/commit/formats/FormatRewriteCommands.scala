@@ -10,8 +10,9 @@ import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
 /** `select * from format_data_files('db.t', 'delta' | 'iceberg')`: the current snapshot's data files
  *  (path as the table's file metadata column reports it, size, modification time), its version
  *  (Delta log version, Iceberg snapshot id) repeated on every row, the file's statistics as the log
- *  keeps them (`log_stats`: Delta's add.stats JSON, null on Iceberg) and whether rows of it are
- *  deleted by a deletion vector / delete file; from the format's metadata, no data file read. */
+ *  keeps them (`log_stats`: Delta's add.stats JSON, null on Iceberg), whether rows of it are
+ *  deleted by a deletion vector / delete file, and whether the table's last clustered_table build
+ *  wrote it (`from_build`); from the format's metadata, no data file read. */
 case class FormatDataFiles(tableName: String, format: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("file_path", StringType, nullable = false)(),
@@ -19,11 +20,12 @@ case class FormatDataFiles(tableName: String, format: String) extends LeafRunnab
     AttributeReference("modification_time", LongType, nullable = false)(),
     AttributeReference("table_version", LongType, nullable = false)(),
     AttributeReference("log_stats", StringType, nullable = true)(),
-    AttributeReference("has_row_deletes", BooleanType, nullable = false)())
+    AttributeReference("has_row_deletes", BooleanType, nullable = false)(),
+    AttributeReference("from_build", BooleanType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
     val (version, files) = FormatTableRewrite.forFormat(format).dataFiles(spark, tableName)
-    files.map(f => Row(f.path, f.size, f.modificationTime, version, f.logStats.orNull, f.hasRowDeletes))
+    files.map(f => Row(f.path, f.size, f.modificationTime, version, f.logStats.orNull, f.hasRowDeletes, f.fromBuild))
   }
 }
 

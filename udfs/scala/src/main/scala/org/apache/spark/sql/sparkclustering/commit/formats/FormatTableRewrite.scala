@@ -41,15 +41,22 @@ trait FormatTableRewrite {
 
 /** One live data file: its path as the table's file metadata column reports it, size, modification
  *  time, the statistics the format's log keeps for it as JSON (Delta's `add.stats`; None where the
- *  format keeps them elsewhere, as Iceberg in its `files` metadata table), and whether rows of it are
- *  deleted by a deletion vector / delete file (then its statistics count deleted rows too). */
+ *  format keeps them elsewhere, as Iceberg in its `files` metadata table), whether rows of it are
+ *  deleted by a deletion vector / delete file (then its statistics count deleted rows too), and
+ *  whether the table's last clustered_table build wrote it (FormatTableRewrite.BuildVersion). */
 case class FormatDataFile(path: String, size: Long, modificationTime: Long, logStats: Option[String],
-    hasRowDeletes: Boolean)
+    hasRowDeletes: Boolean, fromBuild: Boolean)
 
 case class FormatCommitOutcome(status: String, filesAdded: Long, filesRemoved: Long, bytesAdded: Long,
     bytesRemoved: Long)
 
 object FormatTableRewrite {
+  /** The table property in which clustered_table records the version its build committed (Delta
+   *  log version, Iceberg snapshot id): the files that version added are one clustered run, which
+   *  recluster() leaves alone while appends are clustered into it (instead of taking the whole
+   *  table for new files). */
+  val BuildVersion = "spark_clustering.build_version"
+
   /** A staging directory's name: `sc-l<level>-<run id>`, the level and run of the files in it. */
   val StagingDirName = "sc-l[0-9]+-[A-Za-z0-9_]+"
 

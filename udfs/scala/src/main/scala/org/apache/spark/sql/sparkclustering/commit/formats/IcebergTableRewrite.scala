@@ -29,10 +29,17 @@ object IcebergTableRewrite extends FormatTableRewrite {
     Option(table.currentSnapshot()) match {
       case None => (-1L, Seq.empty)
       case Some(snapshot) =>
+        // the files the build's snapshot added carry its sequence number (table format v2 on; v1
+        // numbers every file 0, so no file is told apart there)
+        val builtSequence = Option(table.properties().get(FormatTableRewrite.BuildVersion))
+          .flatMap(v => scala.util.Try(v.toLong).toOption).flatMap(id => Option(table.snapshot(id)))
+          .map(_.sequenceNumber()).filter(_ > 0)
         // Iceberg keeps no file mtime: the snapshot's commit time stands in (a rewritten file is a new file)
-        (snapshot.snapshotId(), tasks(table, snapshot.snapshotId()).map(t =>
+        (snapshot.snapshotId(), tasks(table, snapshot.snapshotId()).map { t =>
+          val fromBuild = builtSequence.exists(s => Option(t.file().fileSequenceNumber()).exists(_.longValue == s))
           FormatDataFile(t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis(), None,
-            !t.deletes().isEmpty)))
+            !t.deletes().isEmpty, fromBuild)
+        })
     }
   }
 
