@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth", type=float, default=0.1)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--recluster", type=json.loads, default=None,
+                        help="the model's recluster config (the gate), JSON, e.g. '{\"max_average_depth\": 2}'; "
+                             "default: the package's defaults")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     fmt = args.format
@@ -122,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
     layouts = natives(fmt, schema, cols, target)
     package_vars = {"source": "base_rows", "alias": "m_package", "format": fmt, "method": "hilbert",
-                    "num_files": args.files, "file_rows": max(1, base_rows // args.files)}
+                    "num_files": args.files, "file_rows": max(1, base_rows // args.files), "recluster": args.recluster}
     dbt_run(["parse"], schema=schema, vars={})
     spark.sql(f"drop table if exists {schema}.m_package")
     run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars=package_vars)
@@ -174,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 layout["steps"][-1]["files_read"] += files_read(df)
                 layout["steps"][-1]["ideal"] += len(bds.intersecting(boxes[name], q["box"]))
             assert len(answers) == 1, f"layouts disagree after step {step} on {q['sql']}: {answers}"
-        print(f"step {step}: " + "; ".join(f"{n}: rewrote {l['steps'][-1]['bytes_rewritten']:,} B in "
+        print(f"step {step}: " + "; ".join(f"{n}: {l['steps'][-1]['decision'] or ''} rewrote {l['steps'][-1]['bytes_rewritten']:,} B in "
                                           f"{l['steps'][-1]['seconds']} s, {l['steps'][-1]['files_after']} files, "
                                           f"read {l['steps'][-1]['files_read']}" for n, l in layouts.items()), flush=True)
 

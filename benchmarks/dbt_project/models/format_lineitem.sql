@@ -1,6 +1,7 @@
 -- TPC-H lineitem clustered on (l_shipdate, l_partkey, l_suppkey) as a Delta or Iceberg table, for
 -- bench_table_formats.py and bench_format_maintenance.py: the source, table name, format, curve and
--- file count come from vars; recluster() runs on it with this model's config.
+-- file count come from vars, and recluster()'s gate settings (var recluster); recluster() runs on it with
+-- this model's config.
 {{ config(
     materialized='clustered_table',
     cluster_by=['l_shipdate', 'l_partkey', 'l_suppkey'],
@@ -9,6 +10,7 @@
     cluster_target_file_rows=var('file_rows', 1000000),
     file_format=var('format'),
     alias=var('alias', 'format_lineitem'),
+    recluster=var('recluster', none),
 ) }}
 
 select * from {{ var('source') }}
