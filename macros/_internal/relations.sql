@@ -117,17 +117,18 @@
 {% macro _is_iceberg(relation) %}
     {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(false) }}{%- endif -%}
     {%- if relation.is_iceberg is defined and relation.is_iceberg -%}{{ return(true) }}{%- endif -%}
-    {{ return(spark_clustering._table_provider(relation) == 'iceberg') }}
+    {%- set detail = spark_clustering._existing_table_detail(relation) -%}
+    {{ return(detail is not none and detail.provider == 'iceberg') }}
 {% endmacro %}
 
 
-{#- The provider of `relation` as DESCRIBE names it (parquet, orc, delta, iceberg, ...), lower case;
-    none at parse time, for a query or a table that does not exist (a query of it fails when it
-    runs anyway). -#}
-{% macro _table_provider(relation) %}
+{#- DESCRIBE's account of `relation` (_table_detail: provider, location, properties, ...); none at
+    parse time, for a query or a table that does not exist (a query of it fails when it runs
+    anyway). -#}
+{% macro _existing_table_detail(relation) %}
     {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(none) }}{%- endif -%}
     {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
         {{ return(none) }}
     {%- endif -%}
-    {{ return(spark_clustering._table_detail(relation).provider) }}
+    {{ return(spark_clustering._table_detail(relation)) }}
 {% endmacro %}

@@ -13,13 +13,14 @@
         reads exactly its live files; files with zero rows produce no row. Spark renames it when a
         column of the table is called _metadata: _metadata_column_of. Iceberg names a row's data
         file by its own hidden column _file. -#}
-    {%- set provider = spark_clustering._table_provider(relation) -%}
+    {%- set detail = spark_clustering._existing_table_detail(relation) -%}
+    {%- set provider = detail.provider if detail is not none else none -%}
     {%- if provider == 'delta' -%}
-        {%- set from_log = spark_clustering._delta_file_stats(relation, column_list) -%}
+        {%- set from_log = spark_clustering._delta_file_stats(relation, column_list, detail.properties) -%}
         {%- if from_log -%}{{ return(from_log) }}{%- endif -%}
     {%- endif -%}
     {%- if provider == 'iceberg' -%}
-        {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list) -%}
+        {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list, detail.properties) -%}
         {%- if from_metadata -%}{{ return(from_metadata) }}{%- endif -%}
         {%- set file_path = '_file' -%}
     {%- else -%}
@@ -49,8 +50,7 @@ group by {{ file_path }}
     (Iceberg's bounds leave NaN out, Spark's max counts it as the largest value) and never while
     the table has row-level delete files (the bounds and record counts would include deleted rows).
     Otherwise '' and file_stats reads the rows. -#}
-{% macro _iceberg_file_stats(relation, column_list) %}
-    {%- set properties = spark_clustering._table_properties(relation) -%}
+{% macro _iceberg_file_stats(relation, column_list, properties) %}
     {%- set default_mode = properties.get('write.metadata.metrics.default', 'truncate(16)') | lower -%}
     {%- set types = {} -%}
     {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
@@ -94,8 +94,7 @@ where content = 0 and record_count > 0
     The string rule is taken in bytes (octet_length), never shorter than Delta's UTF-16 length, so
     a bound that might have been cut is never taken as exact. Otherwise '' and file_stats reads
     the rows. -#}
-{% macro _delta_file_stats(relation, column_list) %}
-    {%- set properties = spark_clustering._table_properties(relation) -%}
+{% macro _delta_file_stats(relation, column_list, properties) %}
     {%- if (properties.get('delta.columnMapping.mode', 'none') | lower) != 'none' -%}{{ return('') }}{%- endif -%}
     {%- set prefix_length = properties.get('delta.dataSkippingStringPrefixLength', '32') | int -%}
     {%- set types = {} -%}
