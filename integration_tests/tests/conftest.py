@@ -91,7 +91,7 @@ def dbt(spark, dbt_schema):
 # The modules that take longest (several child processes or dbt runs of their own each), measured
 # with --durations: scheduled first, so with 2 workers (scripts/test) none of them is left running
 # alone at the end. Every other module keeps its place.
-SLOW_MODULES = ["test_recluster_kill", "test_data_skipping", "test_skipping_read_settings", "test_concurrent_dbt",
+SLOW_MODULES = ["test_recluster_kill", "test_format_tables_killed", "test_data_skipping", "test_skipping_read_settings", "test_concurrent_dbt",
                 "test_commit_races", "test_cluster_e2e", "test_skipping_three_valued"]
 
 
@@ -107,3 +107,25 @@ def pytest_collection_modifyitems(items):
         return (0, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (1, "")
 
     items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept
+
+
+# Seconds per module and per worker (setup + call + teardown of its tests, in the order the worker
+# ran them), printed at the end: the profile for keeping scripts/test's two workers balanced.
+_module_seconds: dict[tuple[str, str], float] = {}
+
+
+def pytest_runtest_logreport(report):
+    node = getattr(report, "node", None)  # under pytest-xdist: the worker that ran it
+    worker = node.gateway.id if node is not None else "main"
+    key = (worker, report.nodeid.split("::", 1)[0].rsplit("/", 1)[-1])
+    _module_seconds[key] = _module_seconds.get(key, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _module_seconds:
+        return
+    terminalreporter.section("seconds per module, per worker")
+    for worker in sorted({w for w, _ in _module_seconds}):
+        modules = [(m, s) for (w, m), s in _module_seconds.items() if w == worker]
+        total = sum(s for _, s in modules)
+        terminalreporter.write_line(f"{worker} ({total:.0f} s): " + ", ".join(f"{m} {s:.0f}" for m, s in modules))

@@ -1,0 +1,142 @@
+"""`kill -9` of dbt + its Spark JVM at a random moment of a Delta / Iceberg rebuild or recluster, one
+round per format per run (a new moment every run; SPARK_CLUSTERING_KILL_SEED repeats one).
+
+Everything runs in child processes (harness.recluster_child, each with its own embedded Spark of the
+format over its own warehouse), so this module starts no session of its own: it is scheduled with
+the slow plain modules (conftest), not in the format modules' tail."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from harness.format_table_cases import ROWS
+from spark_clustering_dev.paths import INTEGRATION_TESTS
+
+FORMATS = pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+
+
+def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0.0) -> str:
+    """Run harness.recluster_child with `plan`; with kill_after_marker, SIGKILL its process group
+    (Python + its Spark JVM) after it prints that marker, `fraction` times the time between its
+    first marker and that one later (the plan times a first build with the two markers: the kill
+    lands before or after the rebuild's commit whatever the machine's speed). Returns its output."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines, marked, said = [], threading.Event(), []
+
+    def pump():
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("recluster_child_say: "):
+                said.append(time.monotonic())
+            if kill_after_marker and f"recluster_child_say: {kill_after_marker}" in line:
+                marked.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    if kill_after_marker:
+        deadline = time.monotonic() + 300
+        while not marked.is_set() and proc.poll() is None and time.monotonic() < deadline:
+            marked.wait(0.2)
+        assert marked.is_set(), "".join(lines[-60:])
+        time.sleep(fraction * (said[-1] - said[0]))
+        os.killpg(proc.pid, signal.SIGKILL)
+    code = proc.wait(timeout=600)
+    reader.join(timeout=10)
+    out = "".join(lines)
+    # a kill that came after the child had finished (a late fraction on a fast rebuild) is a round too
+    assert code in ((-signal.SIGKILL, 0) if kill_after_marker else (0,)), (code, out[-4000:])
+    return out
+
+
+def _fingerprints(output: str) -> list[list[int]]:
+    found = [line for line in output.splitlines() if line.startswith("recluster_child_fingerprints: ")]
+    assert found, output[-4000:]
+    return [json.loads(line.split(": ", 1)[1]) for line in found]
+
+
+@FORMATS
+def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format, tmp_path):
+    """`kill -9` of the process (dbt + its Spark JVM) at a random moment of a rebuild: a new process
+    reads exactly the old build's rows or the new one's, and its own rebuild goes through (no lock,
+    staging or log entry of the killed run stands in its way). One round per run (two Spark JVMs
+    each), a new moment every run: SPARK_CLUSTERING_KILL_SEED repeats one."""
+
+    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+
+    schema = f"it_kill_{table_format}"
+    work = tmp_path / "work"
+    fraction = random.Random(seed).uniform(0.0, 1.0)  # of the first build's time
+    sources_sql = [{"sql": f"create database if not exists {schema}"}] + [
+        {"sql": f"""create table {schema}.{name} using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                    from range({lo}, {lo + ROWS})"""} for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]]
+
+    def run_model(source):
+        return {"dbt": ["run", "--select", "cluster_case"],
+                "vars": {"case_source": f"{schema}.{source}", "case_alias": "killed", "case_format": table_format,
+                         "case_num_files": 4, "case_cluster_by": ["a"]}}
+
+    base = {"work": str(work), "schema": schema, "table_format": table_format}
+    _child({**base, "steps": [*sources_sql, {"say": "building"}, run_model("uniform"), {"say": "rebuilding"},
+                              run_model("shifted")]}, kill_after_marker="rebuilding", fraction=fraction)
+    tables = [f"{schema}.killed", f"{schema}.uniform", f"{schema}.shifted"]
+    out = _child({**base, "steps": [{"fingerprints": tables}, run_model("shifted"), {"fingerprints": tables}]})
+    (table, uniform, shifted), (after, _, shifted_again) = _fingerprints(out)
+    assert table in (uniform, shifted), \
+        f"seed {seed}, killed {fraction:.2f} of a build in: {table} is neither {uniform} nor {shifted}"
+    assert after == shifted == shifted_again
+    print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the rebuild; the table then held the "
+          f"{'old' if table == uniform else 'new'} build")
+
+
+@FORMATS
+def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_goes_through(table_format, tmp_path):
+    """`kill -9` of dbt + its JVM at a random moment of a recluster (from planning to after its
+    commit): a new process reads exactly the table's rows, and its recluster (recovering what the
+    killed one left) commits; no staging table or staging metadata is left. SPARK_CLUSTERING_KILL_SEED
+    repeats one moment."""
+
+    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+    fraction = random.Random(seed).uniform(0.0, 0.8)  # of a build's time: a recluster takes a little less
+    schema = f"it_rkill_{table_format}"
+    work = tmp_path / "work"
+    case = {"case_source": f"{schema}.uniform", "case_alias": "killed", "case_format": table_format,
+            "case_file_rows": ROWS // 4, "case_cluster_by": ["a"]}
+    steps = [{"sql": f"create database if not exists {schema}"},
+             {"sql": f"""create table {schema}.uniform using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                         from range(0, {ROWS})"""},
+             {"sql": f"""create table {schema}.more using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                         from range({ROWS}, {ROWS + ROWS // 5})"""},
+             {"say": "building"}, {"dbt": ["run", "--select", "cluster_case"], "vars": case},
+             {"sql": f"insert into {schema}.killed select /*+ repartition(4) */ id, a from {schema}.more"},
+             {"say": "reclustering"},
+             {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": f"{schema}.killed"})],
+              "vars": case}]
+    base = {"work": str(work), "schema": schema, "table_format": table_format}
+    killed = _child({**base, "steps": steps}, kill_after_marker="reclustering", fraction=fraction)
+    last = [x for x in killed.splitlines() if "spark_clustering: recluster" in x][-1:]
+    expected = f"{schema}.expected"
+    out = _child({**base, "steps": [
+        {"sql": f"create or replace view {expected} as select * from {schema}.uniform union all select * from {schema}.more"},
+        {"fingerprints": [f"{schema}.killed", expected]},
+        {"dbt": ["run-operation", "spark_clustering.recluster", "--args",
+                 json.dumps({"relation": f"{schema}.killed", "final": True})], "vars": case},
+        {"fingerprints": [f"{schema}.killed", expected]},
+        {"sql": f"show tables in {schema}"}]})
+    (table, want), (after, want_again) = _fingerprints(out)
+    assert table == want and after == want_again == want, f"seed {seed}, fraction {fraction:.2f}: {out[-3000:]}"
+    assert "recluster_child" in out
+    root = next(work.rglob("killed"))
+    meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
+    assert not list(root.glob(meta)), (seed, list(root.glob(meta)))
+    print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the recluster; "
+          f"its last word {last}; recovered: {[x for x in out.splitlines() if 'interrupted run' in x][:2]}")
