@@ -90,6 +90,14 @@ object ReclusterTableFunctions {
         arity("format_data_files", args, 2, "format_data_files('db.table', 'delta' | 'iceberg')")
         FormatDataFiles(string("format_data_files", args(0), "table"), string("format_data_files", args(1), "format"))
       }),
+    (FunctionIdentifier("format_committed_rows"),
+      info("format_committed_rows", "format_committed_rows(table, format, version) - the rows a Delta/Iceberg " +
+        "table holds at a version that replaced all of its data, from the format's own counts (null if unknown)"),
+      args => {
+        val f = "format_committed_rows"
+        arity(f, args, 3, "format_committed_rows('db.table', 'delta' | 'iceberg', version)")
+        FormatCommittedRows(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "version").toLong)
+      }),
     (FunctionIdentifier("format_rewrite_commit"),
       info("format_rewrite_commit", "format_rewrite_commit(table, format, lease_token, staging_table, staging_dir, " +
         "read_version, validated_rows, cluster_by, replaced_files) - commit a staging table's files in place of " +

@@ -6,7 +6,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLog, DeltaOperations,
   NoMapping, Snapshot}
-import org.apache.spark.sql.delta.actions.{Action, AddFile}
+import org.apache.spark.sql.delta.actions.{Action, AddFile, CommitInfo}
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
 /** FormatTableRewrite on Delta Lake (see there): one OPTIMIZE commit, dataChange = false. */
@@ -40,6 +40,24 @@ object DeltaTableRewrite extends FormatTableRewrite {
         scala.util.Try(log.getChanges(v, v, Some(t), false).toSeq.flatMap { case (_, actions) =>
           actions.collect { case a: AddFile => a.path } }.toSet).getOrElse(Set.empty[String])
       }.getOrElse(Set.empty)
+  }
+
+  /** Operations that replace all of a table's data in one commit (Delta's names for them). */
+  private val WholeTableWrites = Set("CREATE TABLE AS SELECT", "REPLACE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT")
+
+  override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = {
+    val t = ReclusterFiles.table(spark, tableName)
+    val log = deltaLog(spark, t)
+    scala.util.Try(log.getChanges(version, version, Some(t), false).toSeq.flatMap(_._2)).toOption.flatMap { actions =>
+      val adds = actions.collect { case a: AddFile => a }
+      val wholeTable = actions.exists {
+        case c: CommitInfo => WholeTableWrites.contains(c.operation)
+        case _ => false
+      }
+      // after such a commit the table holds exactly the files it added
+      val counts = adds.map(a => if (a.deletionVector == null) a.numLogicalRecords else None)
+      if (!wholeTable || counts.exists(_.isEmpty)) None else Some(counts.flatten.sum)
+    }
   }
 
   /** Types equal up to nullability (a CTAS declares every column nullable). */

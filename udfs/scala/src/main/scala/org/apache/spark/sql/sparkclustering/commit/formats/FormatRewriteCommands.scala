@@ -29,6 +29,17 @@ case class FormatDataFiles(tableName: String, format: String) extends LeafRunnab
   }
 }
 
+/** `select * from format_committed_rows('db.t', 'delta' | 'iceberg', version)`: one row, `row_count`,
+ *  the rows the table holds at `version` by the format's own counts when that version replaced all
+ *  of its data (FormatTableRewrite.committedRows), null when they cannot be taken from the metadata
+ *  (then count them by a query). */
+case class FormatCommittedRows(tableName: String, format: String, version: Long) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(AttributeReference("row_count", LongType, nullable = true)())
+
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(Row(FormatTableRewrite.forFormat(format).committedRows(spark, tableName, version).map(Long.box).orNull))
+}
+
 /** `select * from format_rewrite_commit('db.t', format, lease_token, 'db.t__sc_recluster', staging_dir,
  *  read_version, validated_rows, 'a,b', array(path, ...))`: one row (status, files_added, files_removed,
  *  bytes_added, bytes_removed), like recluster_commit. status `committed`, or `aborted: <why>` when

@@ -27,6 +27,15 @@ trait FormatTableRewrite {
   /** Version (Delta log version, Iceberg snapshot id) and data files of the table's current snapshot. */
   def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile])
 
+  /** The rows of the table at `version` when that version replaced all of its data (a CREATE [OR
+   *  REPLACE] TABLE AS SELECT: what clustered_table commits), as the format's metadata counts them
+   *  (Delta: the numRecords of the commit's add actions; Iceberg: the snapshot's total-records);
+   *  None when the version is no such replace, a count is missing, or rows are deleted by deletion
+   *  vectors / delete files (then the rows are counted by a query). The writer counted each file's
+   *  rows as it wrote them, so this is the count a query would return, without the time-travel
+   *  snapshot a query at that version builds first (seconds on Delta). */
+  def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long]
+
   /** Commit the staging table's files in place of `replaced` (paths as `dataFiles` lists them, read
    *  at `readVersion`), after checking that those files still hold `validatedRows` rows. */
   def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path, readVersion: Long,

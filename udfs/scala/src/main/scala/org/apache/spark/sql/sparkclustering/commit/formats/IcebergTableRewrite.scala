@@ -43,6 +43,19 @@ object IcebergTableRewrite extends FormatTableRewrite {
     }
   }
 
+  override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = {
+    val table = load(spark, tableName)
+    Option(table.snapshot(version)).flatMap { snapshot =>
+      val summary = Option(snapshot.summary()).map(_.asScala).getOrElse(Map.empty[String, String])
+      def count(key: String): Option[Long] = summary.get(key).flatMap(v => scala.util.Try(v.toLong).toOption)
+      // total-records: the record counts of the snapshot's live data files, whatever its operation;
+      // the table's rows only while no delete file removes some of them
+      val noDeletes = Seq("total-delete-files", "total-position-deletes", "total-equality-deletes")
+        .forall(k => count(k).contains(0L))
+      if (noDeletes) count("total-records") else None
+    }
+  }
+
   override def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
       readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome = {
     val table = load(spark, tableName)
