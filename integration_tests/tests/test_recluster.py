@@ -145,6 +145,29 @@ def test_ten_percent_append_rewrites_at_most_three_times_its_bytes(spark, dbt, s
         assert partial[c]["average_depth"] <= 1.2 * full[c]["average_depth"], (c, partial[c], full[c])
 
 
+def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spark, dbt, s):
+    """A clustered_table build of a plain table records the id of the Spark job that wrote its files
+    (spark_clustering.build_write_id, in every file's name): after appends, the first recluster
+    rewrites the appended files, not the whole table."""
+    alias = "rc_built"
+    run_model(dbt, alias, 0, 16000, materialized="clustered_table", skip=True)
+    table = f"{s}.{alias}"
+    built = data_files(spark, table)
+    properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+    write_id = properties["spark_clustering.build_write_id"]
+    assert len(built) == 8 and all(f"-{write_id}-" in Path(p).name for p in built), (write_id, built)
+    for lo in (16000, 17000, 18000):  # three appends of unclustered files, as dbt's inserts write them
+        spark.sql(f"insert into {table} select /*+ repartition(2) */ * from ({ROW_SQL} from range({lo}, {lo + 1000}))")
+    appended = set(data_files(spark, table)) - set(built)
+    out = recluster_op(dbt, s, alias, recluster={"max_average_depth": 1.5, "max_rounds": 1})
+    assert out["decision"] == "reclustered", out
+    after = set(data_files(spark, table))
+    assert set(built) <= after and not appended & after, out["rounds"]  # the build's run stayed, the appends went
+    assert out["rounds"][0]["files_replaced"] == len(appended) == 6, out["rounds"]
+    assert actual(spark, table) == expected(spark, [(0, 19000)])
+    assert_no_leftovers(spark, s, alias)
+
+
 @pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold"])
 def test_gate_leaves_the_files_alone(spark, dbt, s, how):
     alias = "rc_gate_" + how.replace(" ", "_")

@@ -14,6 +14,7 @@
     {%- else -%}
         {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
     {%- endif -%}
+    {%- set build_write_id = (settings.detail.properties or {}).get('spark_clustering.build_write_id') -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
     {%- set ns_version = namespace(value=none) -%}
@@ -37,14 +38,16 @@
         {%- else -%}
             {%- set name = path.split('/')[-1] -%}
             {%- set scope = path[:path.rfind('/')] -%}
+            {%- set from_build = build_write_id and name.startswith('part-') and ('-' ~ build_write_id ~ '-') in name -%}
         {%- endif -%}
         {%- set parts = name.split('-') -%}
         {%- if name.startswith('sc-l') and parts | length >= 3 -%}
             {%- set level = parts[1][1:] | int -%}
             {%- set run = parts[2].split('.')[0] -%}
-        {%- elif format_table and row[4] -%}
-            {#- written by the table's last clustered_table build (its version is in the table's
-                properties, spark_clustering.build_version): one clustered run, as a recluster's -#}
+        {%- elif (format_table and row[4]) or (not format_table and from_build) -%}
+            {#- written by the table's last clustered_table build (the version it committed is in the
+                table's properties, spark_clustering.build_version; on a plain table the id of the job
+                that wrote its files, spark_clustering.build_write_id): one clustered run, as a recluster's -#}
             {%- set level = 1 -%}
             {%- set run = 'build' -%}
         {%- else -%}

@@ -30,6 +30,7 @@
             ~ "or set cluster_validate=false.") }}
     {%- endif -%}
     {#- cluster_by as JSON through one escaping helper: a column `it's` or `x,y` stays intact -#}
+    {%- set build_write_id = spark_clustering._write_id_of_files(staging) -%}
     {% call statement('spark_clustering_mark_validated') -%}
         {{ spark_clustering._set_tblproperties_sql(staging, {
             'spark_clustering.validated': true,
@@ -43,8 +44,25 @@
             'spark_clustering.layout_name': plan.layout_choice.name if plan.layout_choice else '',
             'spark_clustering.layout_simulated_ratio': plan.layout_choice.ratio if plan.layout_choice else '',
             'spark_clustering.layout_seconds': plan.layout_choice.seconds if plan.layout_choice else '',
+            'spark_clustering.build_write_id': build_write_id or '',
         }) }}
     {%- endcall %}
+{% endmacro %}
+
+
+{#- The id of the one Spark write job that wrote every data file of `relation` (Spark names them
+    part-<task>-<job uuid>-c<n>.<ext>), or none (the extension's listing missing, no file, files of
+    several jobs). clustered_table records it as spark_clustering.build_write_id: recluster() takes
+    the files with it in their name for the build's one clustered run, not for new files. -#}
+{% macro _write_id_of_files(relation) %}
+    {%- if not spark_clustering._has_extension_function('recluster_commit') -%}{{ return(none) }}{%- endif -%}
+    {%- set ids = [] -%}
+    {%- for row in run_query("select file_path from recluster_data_files("
+                             ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'clustered_table') ~ ")").rows -%}
+        {%- set found = modules.re.match('^part-[0-9]+-([0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})', row[0].split('/') | last) -%}
+        {%- do ids.append(found.group(1) if found else none) -%}
+    {%- endfor -%}
+    {{ return(ids[0] if ids and none not in ids and ids | unique | list | length == 1 else none) }}
 {% endmacro %}
 
 
