@@ -16,7 +16,8 @@ unclustered dbt incremental append writes them). Layouts, each a table of the fo
   Delta liquid             CREATE TABLE ... CLUSTER BY AS SELECT + OPTIMIZE FULL, then OPTIMIZE after each append;
   Iceberg zorder           a plain CTAS + rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)',
                            rewrite-all), then the same call with the format's default file selection after each append.
-The natives' target file size is the first build's plain bytes / --files; the package's target file rows
+The natives' target file size is the first build's plain bytes / --files (Iceberg's: bisected on its
+first build until it gives --files files, as in bench_table_formats.py); the package's target file rows
 its rows / --files. Per step and layout: bytes and files the maintenance rewrote (the files of the
 table before it that are gone after it, from format_data_files: the format's own metadata), its
 seconds, the files after it, and the files read by the box workload (bench_data_skipping's seeded
@@ -27,7 +28,6 @@ tables; asserts only that every layout answers alike.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import time
@@ -35,10 +35,9 @@ from pathlib import Path
 
 import bench_data_skipping as bds
 import report_datasets
-from bench_table_formats import BENCH, COLUMNS, DBT_ENV, DBT_PROJECT, dbt_run, files_of, files_read, table_bytes, timed
+from bench_table_formats import (BENCH, COLUMNS, DBT_ENV, DBT_PROJECT, bisect_iceberg_target, dbt_run, files_of, files_read,
+                                 format_session, iceberg_zorder_rewrite, lineitem_source, table_bytes, timed, write_results)
 from spark_clustering_dev.dbt import run_operation_json
-from spark_clustering_dev.spark import get_spark
-from spark_clustering_dev.paths import WORK
 
 PACKAGE = "package recluster"
 
@@ -65,18 +64,13 @@ def natives(fmt: str, schema: str, cols: str, target: int) -> dict[str, dict]:
                 "maintain": lambda t: [f"optimize {t}"]},
         }
 
-    def rewrite(t: str, everything: bool) -> str:
-        rewrite_all = ", 'rewrite-all', 'true'" if everything else ""
-        return (f"call spark_catalog.system.rewrite_data_files(table => '{t}', strategy => 'sort', "
-                f"sort_order => 'zorder({cols})', options => map('target-file-size-bytes', '{target}'{rewrite_all}))")
     return {
         "Iceberg rewrite_data_files zorder": {
             "table": f"{schema}.m_iceberg_zorder",
             "build": lambda t, src, n: [f"create table {t} using iceberg as select /*+ repartition({n}) */ * from {src}",
-                                        rewrite(t, True)],
-            "maintain": lambda t: [rewrite(t, False)]},
+                                        iceberg_zorder_rewrite(t, cols, target, everything=True)],
+            "maintain": lambda t: [iceberg_zorder_rewrite(t, cols, target, everything=False)]},
     }
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -95,17 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     fmt = args.format
     json_path = args.json or BENCH / f"format_maintenance_{fmt}.json"
     started, load_before = time.monotonic(), os.getloadavg()
-    spark = get_spark(WORK / f"bench_format_maintenance_{fmt}", app_name="bench_format_maintenance", table_format=fmt,
-                      extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(args.files),
-                                  "spark.sql.adaptive.enabled": "false"})
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = format_session(fmt, "bench_format_maintenance", args.files)
     schema = f"bench_maintenance_{fmt}"
-    spark.sql(f"create database if not exists {schema}")
-    parquet = report_datasets.generate_lineitem_parquet(args.sf, BENCH / "tpch")
-    source = f"{schema}.lineitem_src"
-    spark.sql(f"drop table if exists {source}")
-    spark.sql(f"create table {source} using parquet location '{parquet}'")
-    rows = int(spark.sql(f"select count(*) from {source}").first()[0])
+    source, rows = lineitem_source(spark, schema, args.sf)
     base_rows = int(rows / (1 + args.steps * args.growth))
     step_rows = int(base_rows * args.growth)
     append_files = max(1, round(args.files * args.growth))
@@ -123,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     if fmt == "delta":
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
 
+    bisected = {}
+    if fmt == "iceberg":
+        # the z-order rewrite's files come out smaller than the target: the size that gives --files
+        # files is found on the first build (bench_table_formats.bisect_iceberg_target) and kept for
+        # the maintenance after each append, so the layouts have equal file counts at the start
+        table = f"{schema}.m_iceberg_zorder"
+        target, seconds, attempts = bisect_iceberg_target(
+            spark, table, lambda size: natives(fmt, schema, cols, size)["Iceberg rewrite_data_files zorder"]["build"](
+                table, "base_rows", args.files), target, args.files)
+        bisected = {"Iceberg rewrite_data_files zorder": {"build_seconds": round(sum(seconds), 1), "attempts": attempts}}
     layouts = natives(fmt, schema, cols, target)
     package_vars = {"source": "base_rows", "alias": "m_package", "format": fmt, "method": "hilbert",
                     "num_files": args.files, "file_rows": max(1, base_rows // args.files), "recluster": args.recluster}
@@ -132,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     layouts = {PACKAGE: {"table": f"{schema}.m_package",
                          "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1)}, **layouts}
     for name, layout in layouts.items():
-        if name != PACKAGE:
+        if name in bisected:
+            layout.update(bisected[name])
+        elif name != PACKAGE:
             spark.sql(f"drop table if exists {layout['table']}")
             layout["build_seconds"] = timed(lambda: [spark.sql(s).collect() for s in layout["build"](
                 layout["table"], "base_rows", args.files)])
@@ -212,18 +210,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{package['files_read']} vs {totals[best_name]['files_read']}")
     else:
         print("\nevery native maintenance read fewer files than the package: no comparison at equal or fewer files read")
-    results = {"date": datetime.date.today().isoformat(), "machine": bds.machine(), "spark": spark.version,
-               "commit": bds.git_head(), "format": fmt, "args": {k: str(v) for k, v in vars(args).items()},
-               "rows": rows, "base_rows": base_rows, "step_rows": step_rows, "target_file_bytes": target,
-               "compared_with": best_name, "totals": totals,
-               "layouts": {n: {k: v for k, v in l.items() if k in ("table", "build_seconds", "steps")}
-                           for n, l in layouts.items()},
-               "seconds": round(time.monotonic() - started, 1), "loadavg_before": load_before,
-               "loadavg_after": os.getloadavg()}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(results, indent=1, default=str))
-    print(f"{results['seconds']:.0f} s; load average before {load_before[0]:.2f}, after "
-          f"{results['loadavg_after'][0]:.2f}; figures in {json_path}")
+    write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, base_rows=base_rows,
+                  step_rows=step_rows, target_file_bytes=target, compared_with=best_name, totals=totals,
+                  layouts={n: {k: v for k, v in l.items() if k in ("table", "build_seconds", "attempts", "steps")}
+                           for n, l in layouts.items()})
     return 0
 
 

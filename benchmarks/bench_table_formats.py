@@ -92,147 +92,61 @@ def table_bytes(spark, fmt: str, table: str) -> int:
     return int(spark.sql(f"select sum(file_size_in_bytes) from {table}.files").first()[0])
 
 
-def build_layouts(spark, fmt: str, schema: str, source: str, files: int) -> dict:
-    cols = ", ".join(COLUMNS)
-    out = {}
-    # dbt's own start (project parsing, adapter) is not part of a build: an untimed parse first, and
-    # the build time is the model's execution time as dbt reports it (the wall time is kept too)
-    dbt_run(["parse"], schema=schema, vars={})
-    # and one untimed small build warms the JVM up for the package's code paths, as the CTAS
-    # baselines after it find it warm
-    dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
-        "source": f"(select * from {source} limit 20000) s", "alias": "package_warmup", "format": fmt,
-        "method": "hilbert", "num_files": 2})
-    for method in ("hilbert", "zorder"):
-        name = f"package_{method}"
-        spark.sql(f"drop table if exists {schema}.{name}")  # a first build, as the CTAS baselines are
-        start = time.monotonic()
-        run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
-            "source": source, "alias": name, "format": fmt, "method": method, "num_files": files})
-        out[f"package {method}"] = {"table": f"{schema}.{name}",
-                                    "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1),
-                                    "wall_seconds": round(time.monotonic() - start, 1)}
-    spark.sql(f"drop table if exists {schema}.ctas_order_by")
-    out["CTAS ORDER BY"] = {"table": f"{schema}.ctas_order_by", "build_seconds": timed(lambda: spark.sql(
-        f"create table {schema}.ctas_order_by using {fmt} as select * from {source} order by {cols}"))}
-
-    spark.sql(f"drop table if exists {schema}.plain")
-    plain_seconds = timed(lambda: spark.sql(
-        f"create table {schema}.plain using {fmt} as select /*+ repartition({files}) */ * from {source}"))
-    target = max(1, table_bytes(spark, fmt, f"{schema}.plain") // files)
-    if fmt == "delta":
-        spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
-        spark.sql(f"drop table if exists {schema}.delta_zorder")
-        ctas = timed(lambda: spark.sql(f"create table {schema}.delta_zorder using delta as select /*+ repartition({files}) */ * "
-                                       f"from {source}"))
-        optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_zorder zorder by ({cols})").collect())
-        out["Delta OPTIMIZE ZORDER BY"] = {"table": f"{schema}.delta_zorder", "build_seconds": round(ctas + optimize, 1),
-                                           "optimize_seconds": optimize}
-        spark.sql(f"drop table if exists {schema}.delta_liquid")
-        ctas = timed(lambda: spark.sql(f"create table {schema}.delta_liquid using delta cluster by ({cols}) as "
-                                       f"select /*+ repartition({files}) */ * from {source}"))
-        optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_liquid full").collect())
-        out["Delta liquid (OPTIMIZE FULL)"] = {"table": f"{schema}.delta_liquid", "build_seconds": round(ctas + optimize, 1),
-                                               "optimize_seconds": optimize}
-    else:
-        # Iceberg's writer rolls a file at the target size of its in-memory estimate, which a z-ordered
-        # file (compressing worse) reaches sooner, and not linearly: each attempt starts again from
-        # the same plain CTAS and bisects the target size (geometric mean of the sizes that gave too
-        # many and too few files), up to 6 attempts; the last attempt is timed
-        attempts, size, lo, hi = [], target, None, None
-        for _ in range(6):
-            spark.sql(f"drop table if exists {schema}.iceberg_zorder")
-            ctas = timed(lambda: spark.sql(f"create table {schema}.iceberg_zorder using iceberg as "
-                                           f"select /*+ repartition({files}) */ * from {source}"))
-            rewrite = timed(lambda: spark.sql(
-                f"call spark_catalog.system.rewrite_data_files(table => '{schema}.iceberg_zorder', strategy => 'sort', "
-                f"sort_order => 'zorder({cols})', options => map('target-file-size-bytes', '{size}', "
-                f"'rewrite-all', 'true'))").collect())
-            got = int(spark.sql(f"select count(*) from {schema}.iceberg_zorder.files").first()[0])
-            attempts.append((size, got))
-            if abs(got - files) <= max(1, files // 10):
-                break
-            if got > files:
-                lo = size
-            else:
-                hi = size
-            size = int((lo * hi) ** 0.5) if lo and hi else int(size * got / files)
-        out["Iceberg rewrite_data_files zorder"] = {"table": f"{schema}.iceberg_zorder",
-                                                    "build_seconds": round(ctas + rewrite, 1), "rewrite_seconds": rewrite,
-                                                    "attempts": attempts}
-    out["_plain_ctas_seconds"] = plain_seconds
-    out["_target_file_bytes"] = target
-    return out
+def iceberg_zorder_rewrite(table: str, cols: str, target: int, everything: bool) -> str:
+    """Iceberg's own z-order: rewrite_data_files with the sort strategy, every file (`rewrite-all`)
+    or the files its default selection picks."""
+    rewrite_all = ", 'rewrite-all', 'true'" if everything else ""
+    return (f"call spark_catalog.system.rewrite_data_files(table => '{table}', strategy => 'sort', "
+            f"sort_order => 'zorder({cols})', options => map('target-file-size-bytes', '{target}'{rewrite_all}))")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--format", choices=["delta", "iceberg"], required=True)
-    parser.add_argument("--sf", type=float, default=1.0)
-    parser.add_argument("--files", type=int, default=64)
-    parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--json", type=Path, default=None)
-    args = parser.parse_args(argv)
-    fmt = args.format
-    json_path = args.json or BENCH / f"table_formats_{fmt}.json"
-    started = time.monotonic()
-    load_before = os.getloadavg()
-    spark = get_spark(WORK / f"bench_table_formats_{fmt}", app_name="bench_table_formats", table_format=fmt,
-                      extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(args.files),
+def bisect_iceberg_target(spark, table: str, statements, target: int, files: int) -> tuple[int, list[float], list]:
+    """The target-file-size-bytes at which `statements(size)` (a build of `table` ending in a z-order
+    rewrite) gives about `files` files. Iceberg's writer rolls a file at the target size of its
+    in-memory estimate, which a z-ordered file (compressing worse) reaches sooner, and not linearly:
+    each attempt drops the table and builds it again, bisecting the size (geometric mean of the sizes
+    that gave too many and too few files), up to 6 attempts. Returns the size, the seconds of each
+    statement of the last attempt, and every (size, files) tried."""
+    attempts, size, lo, hi, seconds = [], target, None, None, []
+    for _ in range(6):
+        spark.sql(f"drop table if exists {table}")
+        seconds = [timed(lambda st=st: spark.sql(st).collect()) for st in statements(size)]
+        got = int(spark.sql(f"select count(*) from {table}.files").first()[0])
+        attempts.append((size, got))
+        if abs(got - files) <= max(1, files // 10):
+            break
+        if got > files:
+            lo = size
+        else:
+            hi = size
+        size = int((lo * hi) ** 0.5) if lo and hi else int(size * got / files)
+    return size, seconds, attempts
+
+
+def format_session(fmt: str, app_name: str, files: int):
+    """A session of the format for a benchmark: its own warehouse, `files` shuffle partitions, no AQE
+    (so a repartition hint gives exactly that many files)."""
+    spark = get_spark(WORK / f"{app_name}_{fmt}", app_name=app_name, table_format=fmt,
+                      extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(files),
                                   "spark.sql.adaptive.enabled": "false"})
     spark.sparkContext.setLogLevel("ERROR")
-    schema = f"bench_formats_{fmt}"
+    return spark
+
+
+def lineitem_source(spark, schema: str, sf: float) -> tuple[str, int]:
+    """`<schema>.lineitem_src`: a parquet table over the cached TPC-H lineitem of scale `sf`; its rows."""
     spark.sql(f"create database if not exists {schema}")
-    parquet = report_datasets.generate_lineitem_parquet(args.sf, BENCH / "tpch")
-    spark.sql(f"drop table if exists {schema}.lineitem_src")
-    spark.sql(f"create table {schema}.lineitem_src using parquet location '{parquet}'")
+    parquet = report_datasets.generate_lineitem_parquet(sf, BENCH / "tpch")
     source = f"{schema}.lineitem_src"
-    rows = int(spark.sql(f"select count(*) from {source}").first()[0])
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"create table {source} using parquet location '{parquet}'")
+    return source, int(spark.sql(f"select count(*) from {source}").first()[0])
 
-    layouts = build_layouts(spark, fmt, schema, source, args.files)
-    extras = {k: layouts.pop(k) for k in [k for k in layouts if k.startswith("_")]}
-    for name, info in layouts.items():
-        info["boxes"] = files_of(spark, fmt, info["table"])
-        info["files"] = len(info["boxes"])
-        print(f"{name}: {info['files']} files, built in {info['build_seconds']} s", flush=True)
 
-    domain = [b for info in layouts.values() for b in info["boxes"]]
-    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows)
-    for info in layouts.values():
-        info.update(files_read=0, ideal=0)
-    for q in workload:
-        answers = set()
-        for info in layouts.values():
-            df = spark.sql(q["sql"].replace(source, info["table"]))
-            answers.add(tuple(tuple(r) for r in df.collect()))
-            info["files_read"] += files_read(df)
-            info["ideal"] += len(bds.intersecting(info["boxes"], q["box"]))
-        assert len(answers) == 1, f"layouts disagree on {q['sql']}: {answers}"
-
-    natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}
-    best_native = min(natives.values(), key=lambda v: v["files_read"])
-    best_name = [k for k, v in natives.items() if v is best_native][0]
-    baseline = layouts["CTAS ORDER BY"]["build_seconds"]
-    print(f"\nlineitem SF {args.sf:g} ({rows:,} rows), {fmt}, {len(workload)} box queries (seed {args.seed}); "
-          f"natives' target file size {extras['_target_file_bytes']:,} bytes\n")
-    print("| layout | files | files read | / ideal | / best native | build s | / CTAS ORDER BY |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, info in layouts.items():
-        print(f"| {name} | {info['files']} | {info['files_read']} | {info['files_read'] / max(info['ideal'], 1):.2f} | "
-              f"{info['files_read'] / max(best_native['files_read'], 1):.2f} | {info['build_seconds']} | "
-              f"{info['build_seconds'] / baseline:.2f} |")
-    print(f"\nbest native: {best_name}; goals: files read <= 0.8 x best native, build <= 1.15 x CTAS ORDER BY")
-    results = {"date": datetime.date.today().isoformat(), "machine": bds.machine(), "spark": spark.version,
-               "commit": bds.git_head(), "format": fmt, "args": {k: str(v) for k, v in vars(args).items()},
-               "rows": rows, "best_native": best_name, **extras,
-               "layouts": {k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()},
-               "seconds": round(time.monotonic() - started, 1), "loadavg_before": load_before,
-               "loadavg_after": os.getloadavg()}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(results, indent=1, default=str))
-    print(f"{results['seconds']:.0f} s; load average before {load_before[0]:.2f}, after {results['loadavg_after'][0]:.2f}; "
-          f"figures in {json_path}")
+def write_results(json_path: Path, spark, args, started: float, load_before, **figures) -> dict:
+    """The run's figures with when, where and what ran them, written to `json_path`."""
+    write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, best_native=best_name,
+                  **extras, layouts={k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()})
     return 0
 
 
