@@ -10,6 +10,8 @@ build/bench/tpch/), clustering columns (l_shipdate, l_partkey, l_suppkey). Layou
 the format:
   package hilbert / zorder  dbt `clustered_table` (the benchmark project's format_lineitem model) with
                             file_format = the format and cluster_num_files = --files;
+  package auto              the same with cluster_method auto and a declared cluster_workload: --queries
+                            queries of the measured workload's generator drawn with seed --seed + 1;
   CTAS ORDER BY             `CREATE TABLE ... AS SELECT ... ORDER BY` the three columns (--files
                             shuffle partitions): the build baseline;
   Delta OPTIMIZE ZORDER BY  a plain CTAS, then OPTIMIZE ZORDER BY the three columns;
@@ -145,8 +147,136 @@ def lineitem_source(spark, schema: str, sf: float) -> tuple[str, int]:
 
 def write_results(json_path: Path, spark, args, started: float, load_before, **figures) -> dict:
     """The run's figures with when, where and what ran them, written to `json_path`."""
+    results = {"date": datetime.date.today().isoformat(), "machine": bds.machine(), "spark": spark.version,
+               "commit": bds.git_head(), "args": {k: str(v) for k, v in vars(args).items()}, **figures,
+               "seconds": round(time.monotonic() - started, 1), "loadavg_before": load_before,
+               "loadavg_after": os.getloadavg()}
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(results, indent=1, default=str))
+    print(f"{results['seconds']:.0f} s; load average before {load_before[0]:.2f}, after {results['loadavg_after'][0]:.2f}; "
+          f"figures in {json_path}")
+    return results
+
+
+def declared_workload(spark, source: str, n: int, seed: int, rows: int) -> list[dict]:
+    """A workload to declare in `cluster_workload` for `cluster_method: auto`: queries drawn by the
+    same generator as the measured workload, with another seed (the layout is chosen on queries like
+    the ones it serves, not on those it is measured with), as boxes {column: [lo, hi]}."""
+    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in COLUMNS)
+    domain = [spark.sql(f"select {aggs} from {source}").first().asDict()]
+    return [{c: [str(lo) if isinstance(lo, datetime.date) else lo, str(hi) if isinstance(hi, datetime.date) else hi]
+             for c, (lo, hi) in q["box"].items()} for q in bds.make_workload(spark, source, domain, n, seed, rows)]
+
+
+def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workload: list[dict]) -> dict:
+    cols = ", ".join(COLUMNS)
+    out = {}
+    # dbt's own start (project parsing, adapter) is not part of a build: an untimed parse first, and
+    # the build time is the model's execution time as dbt reports it (the wall time is kept too)
+    dbt_run(["parse"], schema=schema, vars={})
+    # and one untimed small build warms the JVM up for the package's code paths, as the CTAS
+    # baselines after it find it warm
+    dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+        "source": f"(select * from {source} limit 20000) s", "alias": "package_warmup", "format": fmt,
+        "method": "hilbert", "num_files": 2})
+    for method in ("hilbert", "zorder", "auto"):
+        name = f"package_{method}"
+        spark.sql(f"drop table if exists {schema}.{name}")  # a first build, as the CTAS baselines are
+        start = time.monotonic()
+        run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+            "source": source, "alias": name, "format": fmt, "method": method, "num_files": files,
+            "workload": workload if method == "auto" else None})
+        out[f"package {method}"] = {"table": f"{schema}.{name}",
+                                    "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1),
+                                    "wall_seconds": round(time.monotonic() - start, 1)}
+    spark.sql(f"drop table if exists {schema}.ctas_order_by")
+    out["CTAS ORDER BY"] = {"table": f"{schema}.ctas_order_by", "build_seconds": timed(lambda: spark.sql(
+        f"create table {schema}.ctas_order_by using {fmt} as select * from {source} order by {cols}"))}
+
+    spark.sql(f"drop table if exists {schema}.plain")
+    plain_seconds = timed(lambda: spark.sql(
+        f"create table {schema}.plain using {fmt} as select /*+ repartition({files}) */ * from {source}"))
+    target = max(1, table_bytes(spark, fmt, f"{schema}.plain") // files)
+    if fmt == "delta":
+        spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
+        spark.sql(f"drop table if exists {schema}.delta_zorder")
+        ctas = timed(lambda: spark.sql(f"create table {schema}.delta_zorder using delta as select /*+ repartition({files}) */ * "
+                                       f"from {source}"))
+        optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_zorder zorder by ({cols})").collect())
+        out["Delta OPTIMIZE ZORDER BY"] = {"table": f"{schema}.delta_zorder", "build_seconds": round(ctas + optimize, 1),
+                                           "optimize_seconds": optimize}
+        spark.sql(f"drop table if exists {schema}.delta_liquid")
+        ctas = timed(lambda: spark.sql(f"create table {schema}.delta_liquid using delta cluster by ({cols}) as "
+                                       f"select /*+ repartition({files}) */ * from {source}"))
+        optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_liquid full").collect())
+        out["Delta liquid (OPTIMIZE FULL)"] = {"table": f"{schema}.delta_liquid", "build_seconds": round(ctas + optimize, 1),
+                                               "optimize_seconds": optimize}
+    else:
+        def zorder_build(size: int) -> list[str]:
+            return [f"create table {schema}.iceberg_zorder using iceberg as select /*+ repartition({files}) */ * "
+                    f"from {source}", iceberg_zorder_rewrite(f"{schema}.iceberg_zorder", cols, size, everything=True)]
+        size, seconds, attempts = bisect_iceberg_target(spark, f"{schema}.iceberg_zorder", zorder_build, target, files)
+        out["Iceberg rewrite_data_files zorder"] = {"table": f"{schema}.iceberg_zorder", "build_seconds": round(sum(seconds), 1),
+                                                    "rewrite_seconds": seconds[-1], "attempts": attempts}
+    out["_plain_ctas_seconds"] = plain_seconds
+    out["_target_file_bytes"] = target
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--format", choices=["delta", "iceberg"], required=True)
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--files", type=int, default=64)
+    parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    fmt = args.format
+    json_path = args.json or BENCH / f"table_formats_{fmt}.json"
+    started = time.monotonic()
+    load_before = os.getloadavg()
+    spark = format_session(fmt, "bench_table_formats", args.files)
+    schema = f"bench_formats_{fmt}"
+    source, rows = lineitem_source(spark, schema, args.sf)
+
+    declared = declared_workload(spark, source, args.queries, args.seed + 1, rows)
+    layouts = build_layouts(spark, fmt, schema, source, args.files, declared)
+    extras = {k: layouts.pop(k) for k in [k for k in layouts if k.startswith("_")]}
+    for name, info in layouts.items():
+        info["boxes"] = files_of(spark, fmt, info["table"])
+        info["files"] = len(info["boxes"])
+        print(f"{name}: {info['files']} files, built in {info['build_seconds']} s", flush=True)
+
+    domain = [b for info in layouts.values() for b in info["boxes"]]
+    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows)
+    for info in layouts.values():
+        info.update(files_read=0, ideal=0)
+    for q in workload:
+        answers = set()
+        for info in layouts.values():
+            df = spark.sql(q["sql"].replace(source, info["table"]))
+            answers.add(tuple(tuple(r) for r in df.collect()))
+            info["files_read"] += files_read(df)
+            info["ideal"] += len(bds.intersecting(info["boxes"], q["box"]))
+        assert len(answers) == 1, f"layouts disagree on {q['sql']}: {answers}"
+
+    natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}
+    best_native = min(natives.values(), key=lambda v: v["files_read"])
+    best_name = [k for k, v in natives.items() if v is best_native][0]
+    baseline = layouts["CTAS ORDER BY"]["build_seconds"]
+    print(f"\nlineitem SF {args.sf:g} ({rows:,} rows), {fmt}, {len(workload)} box queries (seed {args.seed}); "
+          f"natives' target file size {extras['_target_file_bytes']:,} bytes\n")
+    print("| layout | files | files read | / ideal | / best native | build s | / CTAS ORDER BY |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, info in layouts.items():
+        print(f"| {name} | {info['files']} | {info['files_read']} | {info['files_read'] / max(info['ideal'], 1):.2f} | "
+              f"{info['files_read'] / max(best_native['files_read'], 1):.2f} | {info['build_seconds']} | "
+              f"{info['build_seconds'] / baseline:.2f} |")
+    print(f"\nbest native: {best_name}; goals: files read <= 0.8 x best native, build <= 1.15 x CTAS ORDER BY")
     write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, best_native=best_name,
-                  **extras, layouts={k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()})
+                  **extras, declared_workload_seed=args.seed + 1,
+                  layouts={k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()})
     return 0
 
 
