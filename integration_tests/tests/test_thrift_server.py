@@ -130,29 +130,32 @@ def test_server_process_is_gone_after_stop(thrift_server):
     assert not pid_alive(pid), f"thrift server pid {pid} still alive after stop()"
 
 
-@pytest.fixture(scope="module")
-def delta_thrift_server(request):
-    """A second server whose spark_catalog serves Delta tables, set up as docs/table_formats.md says
-    (the package's extension first, then Delta's; DeltaCatalog; the Delta jars)."""
-    work = WORK / f"thrift-delta-{os.getpid()}"
-    server = ThriftServer(work, table_format="delta").start()
+@pytest.fixture(scope="module", params=["delta", "iceberg"])
+def format_thrift_server(request):
+    """A server whose spark_catalog serves Delta (or Iceberg) tables, set up as docs/table_formats.md
+    says (the package's extension first, then the format's; DeltaCatalog / SparkSessionCatalog; the
+    format's jars)."""
+    work = WORK / f"thrift-{request.param}-{os.getpid()}"
+    server = ThriftServer(work, table_format=request.param).start()
     yield server
     server.stop()
     shutil.rmtree(work, ignore_errors=True)
 
 
-def test_a_delta_model_builds_and_reclusters_over_thrift(delta_thrift_server):
-    """The same models over a Thrift server serving Delta: a clustered_table build is one Delta
-    table with the rows of its source, and after an unclustered append, recluster (final) commits
-    one OPTIMIZE of the format with every row kept."""
+def test_a_format_model_builds_and_reclusters_over_thrift(format_thrift_server):
+    """The same models over a Thrift server serving Delta / Iceberg: a clustered_table build is one
+    table of the format with the rows of its source, and after an unclustered append, recluster
+    (final) commits the format's rewrite (Delta OPTIMIZE, Iceberg replace) with every row kept."""
     from spark_clustering_dev.dbt import run_operation_json
 
-    env = _env(delta_thrift_server)
-    with _cursor(delta_thrift_server) as cur:
-        source = _new_table(cur, "delta_src", "select id, cast(pmod(xxhash64(id), 997) as int) as a, "
-                                              "cast(pmod(xxhash64(id, 7), 991) as int) as b from range(0, 9000)")
-        table = f"{SCHEMA}.delta_clustered"
-        vars_ = {"case_source": source, "case_alias": "delta_clustered", "case_format": "delta",
+    server = format_thrift_server
+    fmt = server.table_format
+    env = _env(server)
+    with _cursor(server) as cur:
+        source = _new_table(cur, f"{fmt}_src", "select id, cast(pmod(xxhash64(id), 997) as int) as a, "
+                                               "cast(pmod(xxhash64(id, 7), 991) as int) as b from range(0, 9000)")
+        table = f"{SCHEMA}.{fmt}_clustered"
+        vars_ = {"case_source": source, "case_alias": f"{fmt}_clustered", "case_format": fmt,
                  "case_cluster_by": ["a", "b"], "case_num_files": 4}
         run_dbt(["run", "--select", "cluster_case"], target="thrift", schema=SCHEMA, vars=vars_, env=env)
         cur.execute(f"insert into {table} select /*+ repartition(2) */ id, cast(pmod(xxhash64(id), 997) as int), "
@@ -166,9 +169,16 @@ def test_a_delta_model_builds_and_reclusters_over_thrift(delta_thrift_server):
         cur.execute(f"select count(*), sum(hash(id, cast(pmod(xxhash64(id), 997) as int), "
                     f"cast(pmod(xxhash64(id, 7), 991) as int))) from range(0, 10000)")
         want = cur.fetchall()
-        cur.execute(f"describe history {table}")
-        operations = [r[4] for r in cur.fetchall()]  # newest first: version, timestamp, user id, user name, operation
-    assert provider == ["delta"], provider
+        if fmt == "delta":
+            cur.execute(f"describe history {table}")
+            operations = [r[4] for r in cur.fetchall()][::-1]  # version, timestamp, user id, user name, operation
+        else:
+            cur.execute(f"select operation from {table}.snapshots order by committed_at")
+            operations = [r[0] for r in cur.fetchall()]
+    assert provider == [fmt], provider
     assert got == want and got[0][0] == 10000, (got, want)
     assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
-    assert "OPTIMIZE" in operations[:3] and operations[-1] == "CREATE OR REPLACE TABLE AS SELECT", operations
+    # the build, the append, then the recluster's rewrite commit(s) of the format
+    build, append, rewrite = {"delta": ("CREATE OR REPLACE TABLE AS SELECT", "WRITE", "OPTIMIZE"),
+                              "iceberg": ("overwrite", "append", "replace")}[fmt]
+    assert operations[:2] == [build, append] and set(operations[2:]) == {rewrite}, operations

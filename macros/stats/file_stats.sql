@@ -15,12 +15,19 @@
         file by its own hidden column _file. -#}
     {%- set detail = spark_clustering._existing_table_detail(relation) -%}
     {%- set provider = detail.provider if detail is not none else none -%}
+    {%- set columns_by_name = {} -%}
+    {%- if provider in ['delta', 'iceberg'] -%}
+        {#- the columns' types decide where the metadata's bounds are exact (one DESCRIBE for both formats) -#}
+        {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
+            {%- do columns_by_name.update({c.name | lower: c}) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- if provider == 'delta' -%}
-        {%- set from_log = spark_clustering._delta_file_stats(relation, column_list, detail.properties) -%}
+        {%- set from_log = spark_clustering._delta_file_stats(relation, column_list, detail.properties, columns_by_name) -%}
         {%- if from_log -%}{{ return(from_log) }}{%- endif -%}
     {%- endif -%}
     {%- if provider == 'iceberg' -%}
-        {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list, detail.properties) -%}
+        {%- set from_metadata = spark_clustering._iceberg_file_stats(relation, column_list, detail.properties, columns_by_name) -%}
         {%- if from_metadata -%}{{ return(from_metadata) }}{%- endif -%}
         {%- set file_path = '_file' -%}
     {%- else -%}
@@ -50,15 +57,11 @@ group by {{ file_path }}
     (Iceberg's bounds leave NaN out, Spark's max counts it as the largest value) and never while
     the table has row-level delete files (the bounds and record counts would include deleted rows).
     Otherwise '' and file_stats reads the rows. -#}
-{% macro _iceberg_file_stats(relation, column_list, properties) %}
+{% macro _iceberg_file_stats(relation, column_list, properties, columns_by_name) %}
     {%- set default_mode = properties.get('write.metadata.metrics.default', 'truncate(16)') | lower -%}
-    {%- set types = {} -%}
-    {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
-        {%- do types.update({c.name | lower: c.type}) -%}
-    {%- endfor -%}
     {%- for name in column_list -%}
         {%- set mode = properties.get('write.metadata.metrics.column.' ~ name, default_mode) | lower -%}
-        {%- set type = types.get(name | lower, '') -%}
+        {%- set type = (columns_by_name.get(name | lower) or {}).get('type', '') -%}
         {%- if type in ['float', 'double'] or not (mode == 'full' or (mode.startswith('truncate') and type not in ['string', 'binary'])) -%}
             {{ return('') }}
         {%- endif -%}
@@ -94,17 +97,13 @@ where content = 0 and record_count > 0
     The string rule is taken in bytes (octet_length), never shorter than Delta's UTF-16 length, so
     a bound that might have been cut is never taken as exact. Otherwise '' and file_stats reads
     the rows. -#}
-{% macro _delta_file_stats(relation, column_list, properties) %}
+{% macro _delta_file_stats(relation, column_list, properties, columns_by_name) %}
     {%- if (properties.get('delta.columnMapping.mode', 'none') | lower) != 'none' -%}{{ return('') }}{%- endif -%}
     {%- set prefix_length = properties.get('delta.dataSkippingStringPrefixLength', '32') | int -%}
-    {%- set types = {} -%}
-    {%- for c in spark_clustering.describe_columns('select * from ' ~ relation) -%}
-        {%- do types.update({c.name | lower: c}) -%}
-    {%- endfor -%}
     {%- set bounded = [] -%}
     {%- set exact = ['not has_row_deletes', 's.numRecords is not null'] -%}
     {%- for name in column_list -%}
-        {%- set column = types.get(name | lower) -%}
+        {%- set column = columns_by_name.get(name | lower) -%}
         {%- if column is none or column.type.split('(')[0] not in ['tinyint', 'smallint', 'int', 'bigint', 'decimal', 'date', 'string'] -%}
             {{ return('') }}
         {%- endif -%}
