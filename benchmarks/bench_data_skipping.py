@@ -252,16 +252,21 @@ def box_where(box: dict) -> str:
     return " and ".join(parts)
 
 
-def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows: int) -> list[dict]:
+def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows: int, columns: list[str] = COLUMNS,
+                  order_column: str = "l_insert_order", measure: str = "l_extendedprice") -> list[dict]:
+    """`n` box queries over `columns` (lineitem's by default) within the bounds of `boxes`, a quarter
+    of each kind: one-, two- and three-column ranges of log-uniform widths (0.5 % to 20 % of the
+    column's span) and points (a row's values, the row picked by its `order_column` id 1..rows;
+    a null value leaves its column out of the point's box). Each query counts and sums `measure`."""
     rng = random.Random(seed)
-    lo = {c: min(f[f"{c}_lo"] for f in boxes) for c in COLUMNS}
-    hi = {c: max(f[f"{c}_hi"] for f in boxes) for c in COLUMNS}
+    lo = {c: min(f[f"{c}_lo"] for f in boxes) for c in columns}
+    hi = {c: max(f[f"{c}_hi"] for f in boxes) for c in columns}
     kinds = [KINDS[i % len(KINDS)] for i in range(n)]
     point_ids = sorted(rng.randint(1, rows) for _ in range(kinds.count("point")))
     points = []
     if point_ids:
-        found = spark.sql(f"select l_insert_order, {', '.join(COLUMNS)} from {table} "
-                          f"where l_insert_order in ({', '.join(map(str, point_ids))})").collect()
+        found = spark.sql(f"select {order_column}, {', '.join(columns)} from {table} "
+                          f"where {order_column} in ({', '.join(map(str, point_ids))})").collect()
         by_id = {r[0]: r for r in found}
         points = [by_id[i] for i in point_ids]
         rng.shuffle(points)
@@ -269,10 +274,10 @@ def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows:
     for kind in kinds:
         if kind == "point":
             r = points.pop()
-            box = {c: (r[c], r[c]) for c in COLUMNS}
+            box = {c: (r[c], r[c]) for c in columns if r[c] is not None}
         else:
             box = {}
-            for c in sorted(rng.sample(COLUMNS, int(kind[0])), key=COLUMNS.index):
+            for c in sorted(rng.sample(columns, int(kind[0])), key=columns.index):
                 if isinstance(lo[c], datetime.date):
                     span = (hi[c] - lo[c]).days
                     width = max(0, round(span * math.exp(rng.uniform(math.log(0.005), math.log(0.2)))))
@@ -285,7 +290,7 @@ def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows:
                     box[c] = (start, start + width)
         where = box_where(box)
         queries.append({"kind": kind, "box": box, "where": where,
-                        "sql": f"select count(*), sum(l_extendedprice) from {table} where {where}"})
+                        "sql": f"select count(*), sum({measure}) from {table} where {where}"})
     return queries
 
 

@@ -10,7 +10,7 @@ dbgen's order (`l_insert_order`): the first build takes the first 1 / (1 + steps
 step appends the next growth x that many rows (INSERT INTO, in growth x --files files, as an
 unclustered dbt incremental append writes them). Layouts, each a table of the format, clustered on
 (l_shipdate, l_partkey, l_suppkey):
-  package recluster        the benchmark project's `format_lineitem` model (clustered_table, hilbert, --files
+  package recluster        the benchmark project's `format_table` model (clustered_table, hilbert, --files
                            files), then `dbt run-operation spark_clustering.recluster` after each append;
   Delta OPTIMIZE ZORDER BY a plain CTAS, OPTIMIZE ZORDER BY, and OPTIMIZE ZORDER BY again after each append;
   Delta liquid             CREATE TABLE ... CLUSTER BY AS SELECT + OPTIMIZE FULL, then OPTIMIZE after each append;
@@ -124,9 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                     "num_files": args.files, "file_rows": max(1, base_rows // args.files), "recluster": args.recluster}
     dbt_run(["parse"], schema=schema, vars={})
     spark.sql(f"drop table if exists {schema}.m_package")
-    run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars=package_vars)
+    run = dbt_run(["run", "--select", "format_table"], schema=schema, vars=package_vars)
     layouts = {PACKAGE: {"table": f"{schema}.m_package",
-                         "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1)}, **layouts}
+                         "build_seconds": round(run.node_results()["format_table"].execution_time, 1)}, **layouts}
     for name, layout in layouts.items():
         if name in bisected:
             layout.update(bisected[name])

@@ -2,13 +2,15 @@
 same rows and the same number of files: files read by the box workload (the format's own data skipping,
 counted by Spark's scan metrics) and build time. One format per run (a Spark session serves one).
 
-    .venv/bin/python benchmarks/bench_table_formats.py --format delta|iceberg [--sf 1] [--files 64]
-        [--queries 60] [--seed 11] [--json build/bench/table_formats_<format>.json]
+    .venv/bin/python benchmarks/bench_table_formats.py --format delta|iceberg [--dataset lineitem|store_sales]
+        [--sf 1] [--files 64] [--queries 60] [--seed 11] [--json build/bench/table_formats_<format>[_<dataset>].json]
 
 Rows: TPC-H lineitem (SF 1 = 6,001,215 rows; generated offline by DuckDB's tpch extension, cached in
-build/bench/tpch/), clustering columns (l_shipdate, l_partkey, l_suppkey). Layouts, each a table of
+build/bench/tpch/), clustering columns (l_shipdate, l_partkey, l_suppkey); or with --dataset
+store_sales TPC-DS store_sales (SF 1 = 2,880,404 rows, DuckDB's tpcds extension, build/bench/tpcds/)
+on (ss_sold_date_sk, ss_item_sk, ss_customer_sk). Layouts, each a table of
 the format:
-  package hilbert / zorder  dbt `clustered_table` (the benchmark project's format_lineitem model) with
+  package hilbert / zorder  dbt `clustered_table` (the benchmark project's format_table model) with
                             file_format = the format and cluster_num_files = --files;
   package auto              the same with cluster_method auto and a declared cluster_workload: --queries
                             queries of the measured workload's generator drawn with seed --seed + 1;
@@ -47,9 +49,19 @@ from spark_clustering_dev.spark import get_spark
 
 BENCH = BUILD / "bench"
 COLUMNS = report_datasets.LINEITEM_COLUMNS
+# What a dataset needs here: its clustering columns, the column numbering its rows in generation
+# order (point queries pick rows by it), the column the queries sum, and its parquet generator.
+DATASETS = {
+    "lineitem": {"columns": report_datasets.LINEITEM_COLUMNS, "order_column": "l_insert_order",
+                 "measure": "l_extendedprice", "parquet": report_datasets.generate_lineitem_parquet,
+                 "title": "TPC-H lineitem"},
+    "store_sales": {"columns": report_datasets.STORE_SALES_COLUMNS, "order_column": "ss_insert_order",
+                    "measure": "ss_net_paid", "parquet": report_datasets.generate_store_sales_parquet,
+                    "title": "TPC-DS store_sales"},
+}
 
 
-# the benchmarks' own dbt project (model format_lineitem), not the integration tests' cases
+# the benchmarks' own dbt project (model format_table), not the integration tests' cases
 DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 DBT_ENV = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-formats"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-formats")}
 
@@ -68,9 +80,9 @@ def file_column(fmt: str) -> str:
     return "_metadata.file_path" if fmt == "delta" else "_file"
 
 
-def files_of(spark, fmt: str, table: str) -> list[dict]:
+def files_of(spark, fmt: str, table: str, columns: list[str] = COLUMNS) -> list[dict]:
     """Each live file's min/max box over the clustering columns, from its rows."""
-    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in COLUMNS)
+    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in columns)
     return [r.asDict() for r in spark.sql(f"select {file_column(fmt)} as path, count(*) as n, {aggs} from {table} "
                                           f"group by 1").collect()]
 
@@ -135,11 +147,12 @@ def format_session(fmt: str, app_name: str, files: int):
     return spark
 
 
-def lineitem_source(spark, schema: str, sf: float) -> tuple[str, int]:
-    """`<schema>.lineitem_src`: a parquet table over the cached TPC-H lineitem of scale `sf`; its rows."""
+def lineitem_source(spark, schema: str, sf: float, dataset: str = "lineitem") -> tuple[str, int]:
+    """`<schema>.<dataset>_src`: a parquet table over the cached TPC-H lineitem (or another of
+    DATASETS) of scale `sf`; its rows."""
     spark.sql(f"create database if not exists {schema}")
-    parquet = report_datasets.generate_lineitem_parquet(sf, BENCH / "tpch")
-    source = f"{schema}.lineitem_src"
+    parquet = DATASETS[dataset]["parquet"](sf, BENCH / ("tpch" if dataset == "lineitem" else "tpcds"))
+    source = f"{schema}.{dataset}_src"
     spark.sql(f"drop table if exists {source}")
     spark.sql(f"create table {source} using parquet location '{parquet}'")
     return source, int(spark.sql(f"select count(*) from {source}").first()[0])
@@ -158,36 +171,40 @@ def write_results(json_path: Path, spark, args, started: float, load_before, **f
     return results
 
 
-def declared_workload(spark, source: str, n: int, seed: int, rows: int) -> list[dict]:
+def declared_workload(spark, source: str, n: int, seed: int, rows: int, dataset: dict) -> list[dict]:
     """A workload to declare in `cluster_workload` for `cluster_method: auto`: queries drawn by the
     same generator as the measured workload, with another seed (the layout is chosen on queries like
     the ones it serves, not on those it is measured with), as boxes {column: [lo, hi]}."""
-    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in COLUMNS)
+    columns = dataset["columns"]
+    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in columns)
     domain = [spark.sql(f"select {aggs} from {source}").first().asDict()]
     return [{c: [str(lo) if isinstance(lo, datetime.date) else lo, str(hi) if isinstance(hi, datetime.date) else hi]
-             for c, (lo, hi) in q["box"].items()} for q in bds.make_workload(spark, source, domain, n, seed, rows)]
+             for c, (lo, hi) in q["box"].items()}
+            for q in bds.make_workload(spark, source, domain, n, seed, rows, columns, dataset["order_column"],
+                                       dataset["measure"])]
 
 
-def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workload: list[dict]) -> dict:
-    cols = ", ".join(COLUMNS)
+def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workload: list[dict],
+                  columns: list[str] = COLUMNS) -> dict:
+    cols = ", ".join(columns)
     out = {}
     # dbt's own start (project parsing, adapter) is not part of a build: an untimed parse first, and
     # the build time is the model's execution time as dbt reports it (the wall time is kept too)
     dbt_run(["parse"], schema=schema, vars={})
     # and one untimed small build warms the JVM up for the package's code paths, as the CTAS
     # baselines after it find it warm
-    dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+    dbt_run(["run", "--select", "format_table"], schema=schema, vars={
         "source": f"(select * from {source} limit 20000) s", "alias": "package_warmup", "format": fmt,
-        "method": "hilbert", "num_files": 2})
+        "method": "hilbert", "num_files": 2, "cluster_by": columns})
     for method in ("hilbert", "zorder", "auto"):
         name = f"package_{method}"
         spark.sql(f"drop table if exists {schema}.{name}")  # a first build, as the CTAS baselines are
         start = time.monotonic()
-        run = dbt_run(["run", "--select", "format_lineitem"], schema=schema, vars={
+        run = dbt_run(["run", "--select", "format_table"], schema=schema, vars={
             "source": source, "alias": name, "format": fmt, "method": method, "num_files": files,
-            "workload": workload if method == "auto" else None})
+            "cluster_by": columns, "workload": workload if method == "auto" else None})
         out[f"package {method}"] = {"table": f"{schema}.{name}",
-                                    "build_seconds": round(run.node_results()["format_lineitem"].execution_time, 1),
+                                    "build_seconds": round(run.node_results()["format_table"].execution_time, 1),
                                     "wall_seconds": round(time.monotonic() - start, 1)}
     spark.sql(f"drop table if exists {schema}.ctas_order_by")
     out["CTAS ORDER BY"] = {"table": f"{schema}.ctas_order_by", "build_seconds": timed(lambda: spark.sql(
@@ -226,6 +243,7 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=["delta", "iceberg"], required=True)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="lineitem")
     parser.add_argument("--sf", type=float, default=1.0)
     parser.add_argument("--files", type=int, default=64)
     parser.add_argument("--queries", type=int, default=60)
@@ -233,23 +251,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     fmt = args.format
-    json_path = args.json or BENCH / f"table_formats_{fmt}.json"
+    json_path = args.json or BENCH / f"table_formats_{fmt}{'' if args.dataset == 'lineitem' else '_' + args.dataset}.json"
+    dataset = DATASETS[args.dataset]
+    columns = dataset["columns"]
     started = time.monotonic()
     load_before = os.getloadavg()
     spark = format_session(fmt, "bench_table_formats", args.files)
     schema = f"bench_formats_{fmt}"
-    source, rows = lineitem_source(spark, schema, args.sf)
+    source, rows = lineitem_source(spark, schema, args.sf, args.dataset)
 
-    declared = declared_workload(spark, source, args.queries, args.seed + 1, rows)
-    layouts = build_layouts(spark, fmt, schema, source, args.files, declared)
+    declared = declared_workload(spark, source, args.queries, args.seed + 1, rows, dataset)
+    layouts = build_layouts(spark, fmt, schema, source, args.files, declared, columns)
     extras = {k: layouts.pop(k) for k in [k for k in layouts if k.startswith("_")]}
     for name, info in layouts.items():
-        info["boxes"] = files_of(spark, fmt, info["table"])
+        info["boxes"] = files_of(spark, fmt, info["table"], columns)
         info["files"] = len(info["boxes"])
         print(f"{name}: {info['files']} files, built in {info['build_seconds']} s", flush=True)
 
     domain = [b for info in layouts.values() for b in info["boxes"]]
-    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows)
+    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows, columns, dataset["order_column"],
+                                 dataset["measure"])
     for info in layouts.values():
         info.update(files_read=0, ideal=0)
     for q in workload:
@@ -265,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     best_native = min(natives.values(), key=lambda v: v["files_read"])
     best_name = [k for k, v in natives.items() if v is best_native][0]
     baseline = layouts["CTAS ORDER BY"]["build_seconds"]
-    print(f"\nlineitem SF {args.sf:g} ({rows:,} rows), {fmt}, {len(workload)} box queries (seed {args.seed}); "
+    print(f"\n{dataset['title']} SF {args.sf:g} ({rows:,} rows), clustered on {', '.join(columns)}, {fmt}, {len(workload)} box queries (seed {args.seed}); "
           f"natives' target file size {extras['_target_file_bytes']:,} bytes\n")
     print("| layout | files | files read | / ideal | / best native | build s | / CTAS ORDER BY |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")

@@ -162,6 +162,9 @@ def test_a_format_model_builds_and_reclusters_over_thrift(format_thrift_server):
                     f"cast(pmod(xxhash64(id, 7), 991) as int) from range(9000, 10000)")
         outcome = run_operation_json("spark_clustering.recluster", {"relation": table, "final": True}, prefix="recluster",
                                      target="thrift", schema=SCHEMA, vars=vars_, env=env)
+        # this cursor's session cached the table when it appended (Iceberg's catalog cache, 30 s by
+        # default): the recluster committed in dbt's session since
+        cur.execute(f"refresh table {table}")
         cur.execute(f"describe table extended {table}")
         provider = [r[1] for r in cur.fetchall() if r[0] == "Provider"]
         cur.execute(f"select count(*), sum(hash(id, a, b)) from {table}")
@@ -178,7 +181,9 @@ def test_a_format_model_builds_and_reclusters_over_thrift(format_thrift_server):
     assert provider == [fmt], provider
     assert got == want and got[0][0] == 10000, (got, want)
     assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
-    # the build, the append, then the recluster's rewrite commit(s) of the format
+    # the build, the append, then the recluster's rewrite commit(s) of the format (on Delta also the
+    # commit of the table properties it records, which Iceberg keeps without a snapshot)
     build, append, rewrite = {"delta": ("CREATE OR REPLACE TABLE AS SELECT", "WRITE", "OPTIMIZE"),
                               "iceberg": ("overwrite", "append", "replace")}[fmt]
-    assert operations[:2] == [build, append] and set(operations[2:]) == {rewrite}, operations
+    assert operations[:2] == [build, append] and rewrite in operations[2:], operations
+    assert set(operations[2:]) <= {rewrite, "SET TBLPROPERTIES"}, operations
