@@ -259,8 +259,9 @@ def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows:
     column's span) and points (a row's values, the row picked by its `order_column` id 1..rows;
     a null value leaves its column out of the point's box). Each query counts and sums `measure`."""
     rng = random.Random(seed)
-    lo = {c: min(f[f"{c}_lo"] for f in boxes) for c in columns}
-    hi = {c: max(f[f"{c}_hi"] for f in boxes) for c in columns}
+    # a file whose column is all null has no bound on it
+    lo = {c: min(f[f"{c}_lo"] for f in boxes if f[f"{c}_lo"] is not None) for c in columns}
+    hi = {c: max(f[f"{c}_hi"] for f in boxes if f[f"{c}_hi"] is not None) for c in columns}
     kinds = [KINDS[i % len(KINDS)] for i in range(n)]
     point_ids = sorted(rng.randint(1, rows) for _ in range(kinds.count("point")))
     points = []
@@ -295,7 +296,9 @@ def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows:
 
 
 def intersecting(boxes: list[dict], box: dict) -> list[dict]:
-    return [f for f in boxes if all(f[f"{c}_lo"] <= hi and f[f"{c}_hi"] >= lo for c, (lo, hi) in box.items())]
+    """The files whose min/max box meets `box` (a file whose column is all null meets no range of it)."""
+    return [f for f in boxes if all(f[f"{c}_lo"] is not None and f[f"{c}_lo"] <= hi and f[f"{c}_hi"] >= lo
+                                    for c, (lo, hi) in box.items())]
 
 
 def show(value) -> str:
