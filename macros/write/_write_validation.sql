@@ -29,8 +29,8 @@
             ~ "If the model is nondeterministic (rand(), current_timestamp(), unordered limit), make it deterministic "
             ~ "or set cluster_validate=false.") }}
     {%- endif -%}
-    {#- cluster_by as JSON through one escaping helper: a column `it's` or `x,y` stays intact -#}
     {%- set build_write_id = spark_clustering._write_id_of_files(staging) -%}
+    {#- cluster_by as JSON through one escaping helper: a column `it's` or `x,y` stays intact -#}
     {% call statement('spark_clustering_mark_validated') -%}
         {{ spark_clustering._set_tblproperties_sql(staging, {
             'spark_clustering.validated': true,
