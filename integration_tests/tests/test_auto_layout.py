@@ -125,6 +125,54 @@ def test_recluster_keeps_the_recorded_layout(spark, dbt, s, src):
     assert share(f"{s}.auto_rc") <= 0.9 * share(f"{s}.auto_uniform_h"), (share(f"{s}.auto_rc"), after)
 
 
+# k follows t (k = t + up to 3 % of the span): a curve's grid cells on (t, k) are mostly empty
+CORRELATED_SQL = """select id, cast(pmod(xxhash64(id, 1), 100000) as int) as t,
+    cast(pmod(xxhash64(id, 1), 100000) + pmod(xxhash64(id, 2), 3000) as int) as k,
+    cast(pmod(xxhash64(id, 3), 100000) as int) as v, concat('p', id) as payload"""
+
+
+def overlapping_pairs(ranges):
+    """Pairs of files whose min/max boxes intersect on every clustering column."""
+    return [(a["path"], b["path"]) for i, a in enumerate(ranges) for b in ranges[i + 1:]
+            if all(a[f"{c}__lo"] <= b[f"{c}__hi"] and b[f"{c}__lo"] <= a[f"{c}__hi"] for c in COLUMNS)]
+
+
+def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt, s):
+    source = f"{s}.auto_correlated_src"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"create table {source} using parquet as {CORRELATED_SQL} from range({ROWS})")
+    bounds = {"t": (0, 99_999), "k": (0, 102_998), "v": (0, 99_999)}
+    boxes = skewed_boxes(bounds, "t", "k", count=40, seed=8, shares=(0.3, 0.3, 0.4))
+    build(dbt, source, "auto_corr_h", "hilbert")
+    build(dbt, source, "auto_corr", "auto", declared(boxes))
+    table = f"{s}.auto_corr"
+    assert fingerprint(spark, table) == fingerprint(spark, source)
+    props = properties(spark, table)
+    assert props["spark_clustering.layout_name"] == "kdtree(t, k, v)", props
+    layout = json.loads(props["spark_clustering.layout"])
+    assert layout["files"] == FILES and len(layout["cuts"]) == FILES - 1, layout
+    ranges = file_ranges(spark, table, COLUMNS)
+    # every file is one leaf: the files' boxes are disjoint, and hold about the same rows
+    assert len(ranges) == FILES and overlapping_pairs(ranges) == [], sorted([(r["t__lo"], r["t__hi"], r["k__lo"], r["k__hi"], r["v__lo"], r["v__hi"], r["n"]) for r in ranges])
+    assert max(r["n"] for r in ranges) <= 1.3 * ROWS / FILES, sorted(r["n"] for r in ranges)
+    hilbert, kdtree = scanned(spark, f"{s}.auto_corr_h", boxes), scanned(spark, table, boxes)
+    assert kdtree <= 0.8 * hilbert, (kdtree, hilbert)
+
+    # a recluster quantizes its own rows, and still routes them by the recorded cuts (values)
+    spark.sql(f"insert into {table} {CORRELATED_SQL} from range({ROWS}, {ROWS + 30_000}, 1, 2)")
+    vars_ = {"case_source": source, "case_alias": "auto_corr", "case_method": "auto", "case_cluster_by": COLUMNS,
+             "case_num_files": FILES, "case_workload": declared(boxes), "case_recluster": {"max_average_depth": 1.2}}
+    out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s, vars=vars_)
+    assert out["decision"] == "reclustered", out
+    assert json.loads(properties(spark, table)["spark_clustering.layout"]) == layout
+    spark.sql(f"create or replace temporary view auto_corr_all as {CORRELATED_SQL} from range({ROWS + 30_000})")
+    assert fingerprint(spark, table, ["id", *COLUMNS, "payload"]) == fingerprint(spark, "auto_corr_all")
+    # the appended rows went to the leaves of their values: each rewritten file lies within the
+    # leaves it was cut from, so no file of the table overlaps the others more than hilbert's do
+    after = file_ranges(spark, table, COLUMNS)
+    assert scanned(spark, table, boxes) / len(after) <= 0.8 * hilbert / FILES, (len(after), out)
+
+
 @pytest.mark.parametrize("workload, expected", [
     ([{"t": [1]}], "non-empty list of boxes"),
     ("t", "non-empty list of boxes"),

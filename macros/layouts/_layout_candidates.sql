@@ -4,7 +4,8 @@
     {'curve': 'slabs', 'lead': column, 'slabs': m, 'columns': [...]}: the lead column cut into m
     slabs of equal rows, each slab ordered by the Hilbert curve of `columns` (the others). Slabs
     favour the lead column as much as m says (m = the file count: a linear order on it); a curve
-    over fewer columns drops what the workload never filters on. All keys are BIGINT. -#}
+    over fewer columns drops what the workload never filters on. The one spec fit on the data,
+    {'curve': 'kdtree', 'columns', 'files', 'cuts'}, is in _kdtree_layout.sql. All keys are BIGINT. -#}
 
 {#- The candidates for `columns` (the clustering columns), `filtered` (those the workload filters
     on, in `columns` order), `num_files` and `bits` per id. -#}
@@ -40,6 +41,7 @@
 {#- "hilbert(a, b)", "zorder(a, b, c)", "slabs(a, 16) then hilbert(b, c)": what logs, table
     properties and the audit show. -#}
 {% macro _layout_name(spec) %}
+    {%- if spec.curve == 'kdtree' -%}{{ return('kdtree(' ~ spec.columns | join(', ') ~ ')') }}{%- endif -%}
     {%- set curve = (spec.curve if spec.curve != 'slabs' else 'hilbert') ~ '(' ~ spec.columns | join(', ') ~ ')' -%}
     {%- if spec.curve == 'slabs' -%}
         {{ return('slabs(' ~ spec.lead ~ ', ' ~ spec.slabs ~ ')' ~ (' then ' ~ curve if spec.columns else '')) }}
@@ -50,6 +52,7 @@
 
 {#- The BIGINT key of `spec`, from `ids` ({column: SQL of its id in [0, layout.max_value]}). -#}
 {% macro _layout_key(spec, ids, layout, backend) %}
+    {%- if spec.curve == 'kdtree' -%}{{ return(spark_clustering._kdtree_key(spec, ids, layout, backend)) }}{%- endif -%}
     {%- set id_sqls = [] -%}
     {%- for col in spec.columns -%}{%- do id_sqls.append(ids[col]) -%}{%- endfor -%}
     {%- if id_sqls | length == 1 -%}
@@ -73,7 +76,10 @@
     {%- if not text -%}{{ return(none) }}{%- endif -%}
     {%- set spec = fromjson(text) -%}
     {%- set known = columns | map('lower') | list -%}
-    {%- if spec is not mapping or spec.get('curve') not in ['hilbert', 'zorder', 'slabs'] or not spec.get('columns') is iterable -%}
+    {%- if spec is not mapping or spec.get('curve') not in ['hilbert', 'zorder', 'slabs', 'kdtree'] or not spec.get('columns') is iterable -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- if spec['curve'] == 'kdtree' and (spec.get('cuts') is not mapping or spec.get('files') is not number) -%}
         {{ return(none) }}
     {%- endif -%}
     {%- for col in spec['columns'] + ([spec['lead']] if spec['curve'] == 'slabs' else []) if col | lower not in known -%}
@@ -86,6 +92,8 @@
     {%- for col in spec['columns'] -%}{%- do canonical['columns'].append(named[col | lower]) -%}{%- endfor -%}
     {%- if spec['curve'] == 'slabs' -%}
         {%- do canonical.update({'lead': named[spec['lead'] | lower], 'slabs': spec['slabs'] | int}) -%}
+    {%- elif spec['curve'] == 'kdtree' -%}
+        {%- do canonical.update({'files': spec['files'] | int, 'cuts': spec['cuts']}) -%}
     {%- endif -%}
     {{ return(canonical) }}
 {% endmacro %}

@@ -96,7 +96,7 @@
             {#- a quarter of the sample (~1000 rows a file) is plenty to rank the candidates on -#}
             {%- set choice = spark_clustering._choose_layout('(select * from ' ~ sample.name ~ ' where rand(7) < 0.25)',
                                                              cluster_cols, boundaries, backend, num_files,
-                                                             cfg.workload, cfg.layout, label) -%}
+                                                             cfg.workload, cfg.layout, label, fit_sample=sample.name) -%}
             {%- set layout = choice.layout -%}
             {%- set key_sql = choice.key_sql -%}
         {%- else -%}
@@ -105,6 +105,9 @@
         {%- endif -%}
         {%- if presample -%}
             {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql, num_files, backend) -%}
+            {%- if file_routing is not none and method == 'auto' and choice.spec.curve == 'kdtree' and choice.spec.files == num_files -%}
+                {%- do file_routing.update({'cuts': spark_clustering._kdtree_file_cuts(choice.spec, layout)}) -%}
+            {%- endif -%}
             {%- do spark_clustering._drop_sample(sample) -%}
         {%- endif -%}
     {%- endif -%}

@@ -1,0 +1,195 @@
+{#- The k-d tree layout, a `cluster_method: auto` candidate. The sampled rows are cut in two, and
+    each half again, until every part is one file: a part of n files is cut at the row quantile
+    (n // 2) / n, on the column whose range in the part is widest against the workload's boxes on
+    that column (a column the boxes seldom narrow is seldom cut). Unlike a curve cut into files, the
+    files' min/max boxes do not overlap, and on correlated columns they follow the data instead of
+    the curve's grid. The cuts are values, not range ids: a recluster quantizes its own rows, and
+    still routes each row to the same leaf. -#}
+
+{#- Up to this many files the tree is fit (one pair of queries per level: 8 levels at 256), and its
+    spec must fit a table property (the Hive metastore keeps 4000 characters of one). -#}
+{% macro _kdtree_limits() %}
+    {{ return({'max_files': 256, 'max_spec_chars': 3500}) }}
+{% endmacro %}
+
+
+{#- Files below `node` of the tree over `files` files: the root (node 1) has them all, node i's
+    children 2i and 2i+1 take n // 2 and the rest. {node: files} for every node. -#}
+{% macro _kdtree_shape(files) %}
+    {%- set shape = {1: files} -%}
+    {%- set ns = namespace(level=[1]) -%}
+    {%- for _ in range(12) if ns.level -%}
+        {%- set next = [] -%}
+        {%- for node in ns.level if shape[node] > 1 -%}
+            {%- do shape.update({2 * node: shape[node] // 2, 2 * node + 1: shape[node] - shape[node] // 2}) -%}
+            {%- do next.extend([2 * node, 2 * node + 1]) -%}
+        {%- endfor -%}
+        {%- set ns.level = next -%}
+    {%- endfor -%}
+    {{ return(shape) }}
+{% endmacro %}
+
+
+{#- The condition "a row goes to the lower child" of a cut [column index, SQL literal or null]:
+    NULL sorts first, as range ids put it. -#}
+{% macro _kdtree_cut_sql(cut, columns) %}
+    {%- set col = spark_clustering._quoted_columns([columns[cut[0]]]) -%}
+    {%- if cut[1] is none -%}{{ return(col ~ ' is null') }}{%- endif -%}
+    {{ return('(' ~ col ~ ' is null or ' ~ col ~ ' <= ' ~ cut[1] ~ ')') }}
+{% endmacro %}
+
+
+{#- SQL of the node at `depth` below `node` that a row falls in (a leaf above that depth stays). -#}
+{% macro _kdtree_node_sql(cuts, shape, columns, node, depth) %}
+    {%- if depth == 0 or shape[node] == 1 -%}{{ return(node | string) }}{%- endif -%}
+    {{ return('case when ' ~ spark_clustering._kdtree_cut_sql(cuts[node | string], columns)
+              ~ ' then ' ~ spark_clustering._kdtree_node_sql(cuts, shape, columns, 2 * node, depth - 1)
+              ~ ' else ' ~ spark_clustering._kdtree_node_sql(cuts, shape, columns, 2 * node + 1, depth - 1) ~ ' end') }}
+{% endmacro %}
+
+
+{#- SQL of the leaf (0 .. files - 1, in key order) a row falls in. -#}
+{% macro _kdtree_leaf_sql(spec, node, files, offset) %}
+    {%- if files == 1 -%}{{ return(offset | string) }}{%- endif -%}
+    {%- set low = files // 2 -%}
+    {{ return('case when ' ~ spark_clustering._kdtree_cut_sql(spec.cuts[node | string], spec.columns)
+              ~ ' then ' ~ spark_clustering._kdtree_leaf_sql(spec, 2 * node, low, offset)
+              ~ ' else ' ~ spark_clustering._kdtree_leaf_sql(spec, 2 * node + 1, files - low, offset + low) ~ ' end') }}
+{% endmacro %}
+
+
+{#- Bits per id of the curve that orders the rows within a leaf: the leaf takes the high bits of
+    the BIGINT key, the ids as many of their high bits as fit below it. -#}
+{% macro _kdtree_inner_bits(spec, layout) %}
+    {{ return([layout.bits, (63 - spark_clustering._key_bits(spec.files - 1)) // (spec.columns | length)] | min) }}
+{% endmacro %}
+
+
+{#- The BIGINT key: the leaf in the high bits, then the Hilbert curve of the ids within the leaf. -#}
+{% macro _kdtree_key(spec, ids, layout, backend) %}
+    {%- set bits = spark_clustering._kdtree_inner_bits(spec, layout) -%}
+    {%- set shifted = [] -%}
+    {%- for col in spec.columns -%}
+        {%- do shifted.append(ids[col] if bits == layout.bits else 'shiftright(' ~ ids[col] ~ ', ' ~ (layout.bits - bits) ~ ')') -%}
+    {%- endfor -%}
+    {{ return('(shiftleft(cast(' ~ spark_clustering._kdtree_leaf_sql(spec, 1, spec.files, 0) ~ ' as bigint), '
+              ~ bits * (spec.columns | length) ~ ') | ' ~ spark_clustering.hilbert_key(bits, shifted, backend) ~ ')') }}
+{% endmacro %}
+
+
+{#- The file cuts of a write into exactly the tree's files: the first key of every leaf but the
+    first, so each file is one leaf (cut on the sample's keys instead, a file boundary could land
+    inside a leaf when ties made the leaves a few percent unequal). -#}
+{% macro _kdtree_file_cuts(spec, layout) %}
+    {%- set shift = spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length) -%}
+    {%- set cuts = [] -%}
+    {%- for leaf in range(1, spec.files) -%}{%- do cuts.append((leaf * 2 ** shift) ~ 'L') -%}{%- endfor -%}
+    {{ return(cuts) }}
+{% endmacro %}
+
+
+{#- The spec {'curve': 'kdtree', 'columns', 'files', 'cuts': {node: [column index, SQL literal or
+    null]}} fit on `sample` (a view of the clustering columns' rows) for `boxes` (the workload), or
+    none when the tree does not apply (one column, one file, more files than _kdtree_limits) or its
+    spec is too long. One query per level of the tree: every node of the level cut on every column,
+    the two halves' min/max, and the boxes meeting them. -#}
+{% macro _kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types) %}
+    {%- set names = cluster_cols | map(attribute='name') | list -%}
+    {%- set limits = spark_clustering._kdtree_limits() -%}
+    {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files -%}{{ return(none) }}{%- endif -%}
+    {#- the boxes meeting a half, each distinct box once with its count -#}
+    {%- set counted = {} -%}
+    {%- for box in boxes -%}
+        {%- set key = tojson(box, sort_keys=true) -%}
+        {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
+    {%- endfor -%}
+    {%- set hits = [] -%}
+    {%- for key, count in counted.items() -%}
+        {%- set c = spark_clustering._box_conditions(fromjson(key), types, 'cluster_workload', only=types.keys() | list) -%}
+        {%- do hits.append('case when ' ~ c.file ~ ' then ' ~ count ~ ' else 0 end') -%}
+    {%- endfor -%}
+    {%- set shape = spark_clustering._kdtree_shape(num_files) -%}
+    {%- set cuts = {} -%}
+    {%- set id_selects = [] -%}
+    {%- for col in names -%}{%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}{%- endfor -%}
+    {%- for depth in range(12) -%}
+        {%- set level = [] -%}
+        {%- for node in shape if node >= 2 ** depth and node < 2 ** (depth + 1) and shape[node] > 1 -%}{%- do level.append(node) -%}{%- endfor -%}
+        {%- if level -%}
+            {%- set rows_sql = '(select * from (select ' ~ spark_clustering._quoted_columns(names) ~ ', ' ~ id_selects | join(', ') ~ ', '
+                ~ spark_clustering._kdtree_node_sql(cuts, shape, names, 1, depth) ~ ' as __sc_node from ' ~ sample
+                ~ ') where __sc_node in (' ~ level | join(', ') ~ ')) as __sc_rows' -%}
+            {#- Per node and column, the node cut there: the lower half = the rows whose id is at
+                most the id of the row at the node's cut quantile (rank (n // 2) / n of its rows);
+                the boxes meeting either half (the files' min/max test of the simulation); the cut
+                as a value, the largest of the lower half (later rows, quantized on their own, fall
+                on the same side); the width of the node's ids (to break a tie). -#}
+            {%- set share_low = [] -%}
+            {%- set share_all = [] -%}
+            {%- for node in level -%}
+                {%- do share_low.append('when ' ~ node ~ ' then ' ~ shape[node] // 2) -%}
+                {%- do share_all.append('when ' ~ node ~ ' then ' ~ shape[node]) -%}
+            {%- endfor -%}
+            {%- set keys = [] -%}
+            {%- set literals = [] -%}
+            {%- set bounds = [] -%}
+            {%- for col in cluster_cols -%}
+                {%- set i = loop.index0 -%}
+                {%- do keys.append('when ' ~ i ~ ' then __sc_id_' ~ i) -%}
+                {%- do literals.append('when ' ~ i ~ ' then ' ~ spark_clustering._sql_literal_expression(
+                    spark_clustering._quoted_suffixed(col.name, '__max'), col.type, col.name)) -%}
+                {%- do bounds.append('min(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__min')) -%}
+                {%- do bounds.append('max(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__max')) -%}
+            {%- endfor -%}
+            {%- set sql -%}
+                select __sc_node, __sc_dim, sum({{ hits | join(' + ') if hits else '0' }}), max(__sc_width),
+                    max(case when __sc_low then case __sc_dim {{ literals | join(' ') }} end end)
+                from (
+                    select __sc_node, __sc_dim, __sc_low, max(__sc_width) as __sc_width, {{ bounds | join(', ') }}
+                    from (
+                        select *, coalesce(__sc_key <= max(case when __sc_rank <= __sc_cut then __sc_key end) over __sc_part, false) as __sc_low,
+                            max(__sc_key) over __sc_part - min(__sc_key) over __sc_part as __sc_width
+                        from (
+                            select *, row_number() over (partition by __sc_node, __sc_dim order by __sc_key) as __sc_rank,
+                                count(*) over __sc_part * (case __sc_node {{ share_low | join(' ') }} end)
+                                    div (case __sc_node {{ share_all | join(' ') }} end) as __sc_cut
+                            from (
+                                select *, case __sc_dim {{ keys | join(' ') }} end as __sc_key
+                                from {{ rows_sql }} lateral view explode(sequence(0, {{ names | length - 1 }})) __sc_dims as __sc_dim
+                            ) as __sc_keyed
+                            window __sc_part as (partition by __sc_node, __sc_dim)
+                        ) as __sc_ranked
+                        window __sc_part as (partition by __sc_node, __sc_dim)
+                    ) as __sc_split
+                    group by __sc_node, __sc_dim, __sc_low
+                ) as __sc_halves
+                group by __sc_node, __sc_dim
+            {%- endset -%}
+            {%- set tried = {} -%}
+            {%- for row in run_query(sql).rows -%}
+                {%- do tried.update({(row[0] | int, row[1] | int): {'hits': row[2] | int, 'width': row[3] | float, 'literal': row[4]}}) -%}
+            {%- endfor -%}
+            {#- the cut that fewest boxes meet both halves of; on a tie the column widest in the node -#}
+            {%- for node in level -%}
+                {%- set ns = namespace(best=none) -%}
+                {%- for i in range(names | length) if (node, i) in tried -%}
+                    {%- set candidate = {'column': i, 'hits': tried[(node, i)].hits,
+                                         'width': tried[(node, i)].width, 'literal': tried[(node, i)].literal} -%}
+                    {%- if ns.best is none or candidate.hits < ns.best.hits
+                           or (candidate.hits == ns.best.hits and candidate.width > ns.best.width) -%}
+                        {%- set ns.best = candidate -%}
+                    {%- endif -%}
+                {%- endfor -%}
+                {#- a node the sample left empty keeps every row on one side -#}
+                {%- do cuts.update({node | string: [ns.best.column, ns.best.literal] if ns.best is not none else [0, none]}) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set spec = {'curve': 'kdtree', 'columns': names, 'files': num_files, 'cuts': cuts} -%}
+    {%- if tojson(spec) | length > limits.max_spec_chars -%}
+        {{ log('spark_clustering: the kdtree layout over ' ~ num_files ~ ' files takes ' ~ tojson(spec) | length
+               ~ ' characters, more than a table property holds; not a candidate') }}
+        {{ return(none) }}
+    {%- endif -%}
+    {{ return(spec) }}
+{% endmacro %}
