@@ -148,12 +148,12 @@ def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt
     table = f"{s}.auto_corr"
     assert fingerprint(spark, table) == fingerprint(spark, source)
     props = properties(spark, table)
-    assert props["spark_clustering.layout_name"] == "kdtree(t, k, v)", props
+    assert props["spark_clustering.layout_name"].startswith("kdtree(t, k, v)"), props
     layout = json.loads(props["spark_clustering.layout"])
     assert layout["files"] == FILES and len(layout["cuts"]) == FILES - 1, layout
     ranges = file_ranges(spark, table, COLUMNS)
     # every file is one leaf: the files' boxes are disjoint, and hold about the same rows
-    assert len(ranges) == FILES and overlapping_pairs(ranges) == [], sorted([(r["t__lo"], r["t__hi"], r["k__lo"], r["k__hi"], r["v__lo"], r["v__hi"], r["n"]) for r in ranges])
+    assert len(ranges) == FILES and overlapping_pairs(ranges) == [], overlapping_pairs(ranges)[:3]
     assert max(r["n"] for r in ranges) <= 1.3 * ROWS / FILES, sorted(r["n"] for r in ranges)
     hilbert, kdtree = scanned(spark, f"{s}.auto_corr_h", boxes), scanned(spark, table, boxes)
     assert kdtree <= 0.8 * hilbert, (kdtree, hilbert)

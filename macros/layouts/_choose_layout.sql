@@ -8,10 +8,8 @@
 {#- Returns {spec, name, key_sql, layout, ratio, hilbert_ratio, candidates: [{name, ratio}], seconds
     (the evaluation's wall time), reason}.
     `sample`: the cached view of the sampled clustering columns (or a subquery of it); `cluster_cols`: describe_columns
-    entries of the clustering columns; `recorded`: a spec to reuse as it is (recluster); `fit_sample`:
-    the whole sample, which the k-d tree's cuts are fit on (so the file cuts, made on it, meet the
-    leaves), none for no k-d tree candidate. -#}
-{% macro _choose_layout(sample, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none, fit_sample=none) %}
+    entries of the clustering columns; `recorded`: a spec to reuse as it is (recluster). -#}
+{% macro _choose_layout(sample, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set key_layout = spark_clustering._key_layout(names, boundaries, backend) -%}
     {#- every candidate key must be a BIGINT: a curve over all columns within 63 bits -#}
@@ -60,10 +58,11 @@
         {%- endfor -%}
     {%- endif -%}
 
-    {%- if fit_sample is not none -%}
-        {%- set kdtree = spark_clustering._kdtree_layout(fit_sample, cluster_cols, ids, layout, num_files, boxes, types) -%}
+    {#- the k-d trees are fit on the rows the candidates are simulated on -#}
+    {%- for split in ['widest', 'workload'] -%}
+        {%- set kdtree = spark_clustering._kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types, split) -%}
         {%- if kdtree is not none -%}{%- do specs.append(kdtree) -%}{%- endif -%}
-    {%- endif -%}
+    {%- endfor -%}
 
     {%- set quoted = spark_clustering._quoted_columns(names) -%}
     {%- set id_columns = {} -%}

@@ -1,10 +1,14 @@
-{#- The k-d tree layout, a `cluster_method: auto` candidate. The sampled rows are cut in two, and
+{#- The k-d tree layouts, `cluster_method: auto` candidates. The sampled rows are cut in two, and
     each half again, until every part is one file: a part of n files is cut at the row quantile
-    (n // 2) / n, on the column whose range in the part is widest against the workload's boxes on
-    that column (a column the boxes seldom narrow is seldom cut). Unlike a curve cut into files, the
-    files' min/max boxes do not overlap, and on correlated columns they follow the data instead of
-    the curve's grid. The cuts are values, not range ids: a recluster quantizes its own rows, and
-    still routes each row to the same leaf. -#}
+    (n // 2) / n, on one column chosen per part. Two ways to choose it, two candidates:
+    - 'widest': the column with the widest range of range ids in the part (ids spread evenly over
+      the rows), so the parts stay near cubes in row space: every column pruned alike, as a curve
+      does, but without the curve's overlapping files;
+    - 'workload': the column where the fewest workload boxes meet both halves' min/max (on a tie,
+      the widest), so the cuts go where the queries are narrow, and on correlated columns along
+      the rows.
+    Unlike a curve cut into files, the files' min/max boxes do not overlap. The cuts are values,
+    not range ids: a recluster quantizes its own rows, and still routes each row to the same leaf. -#}
 
 {#- Up to this many files the tree is fit (one pair of queries per level: 8 levels at 256), and its
     spec must fit a table property (the Hive metastore keeps 4000 characters of one). -#}
@@ -88,12 +92,13 @@
 {% endmacro %}
 
 
-{#- The spec {'curve': 'kdtree', 'columns', 'files', 'cuts': {node: [column index, SQL literal or
-    null]}} fit on `sample` (a view of the clustering columns' rows) for `boxes` (the workload), or
+{#- The spec {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
+    or null]}} fit on `sample` (the clustering columns' rows) by `split` ('widest' or 'workload', for
+    `boxes`), or
     none when the tree does not apply (one column, one file, more files than _kdtree_limits) or its
     spec is too long. One query per level of the tree: every node of the level cut on every column,
     the two halves' min/max, and the boxes meeting them. -#}
-{% macro _kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types) %}
+{% macro _kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types, split) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set limits = spark_clustering._kdtree_limits() -%}
     {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files -%}{{ return(none) }}{%- endif -%}
@@ -104,7 +109,7 @@
         {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
     {%- endfor -%}
     {%- set hits = [] -%}
-    {%- for key, count in counted.items() -%}
+    {%- for key, count in counted.items() if split == 'workload' -%}
         {%- set c = spark_clustering._box_conditions(fromjson(key), types, 'cluster_workload', only=types.keys() | list) -%}
         {%- do hits.append('case when ' ~ c.file ~ ' then ' ~ count ~ ' else 0 end') -%}
     {%- endfor -%}
@@ -169,7 +174,8 @@
             {%- for row in run_query(sql).rows -%}
                 {%- do tried.update({(row[0] | int, row[1] | int): {'hits': row[2] | int, 'width': row[3] | float, 'literal': row[4]}}) -%}
             {%- endfor -%}
-            {#- the cut that fewest boxes meet both halves of; on a tie the column widest in the node -#}
+            {#- the cut that fewest boxes meet both halves of; on a tie (always, for 'widest', which
+                counts no box) the column widest in the node -#}
             {%- for node in level -%}
                 {%- set ns = namespace(best=none) -%}
                 {%- for i in range(names | length) if (node, i) in tried -%}
@@ -185,7 +191,7 @@
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set spec = {'curve': 'kdtree', 'columns': names, 'files': num_files, 'cuts': cuts} -%}
+    {%- set spec = {'curve': 'kdtree', 'split': split, 'columns': names, 'files': num_files, 'cuts': cuts} -%}
     {%- if tojson(spec) | length > limits.max_spec_chars -%}
         {{ log('spark_clustering: the kdtree layout over ' ~ num_files ~ ' files takes ' ~ tojson(spec) | length
                ~ ' characters, more than a table property holds; not a candidate') }}

@@ -4,8 +4,8 @@
     {'curve': 'slabs', 'lead': column, 'slabs': m, 'columns': [...]}: the lead column cut into m
     slabs of equal rows, each slab ordered by the Hilbert curve of `columns` (the others). Slabs
     favour the lead column as much as m says (m = the file count: a linear order on it); a curve
-    over fewer columns drops what the workload never filters on. The one spec fit on the data,
-    {'curve': 'kdtree', 'columns', 'files', 'cuts'}, is in _kdtree_layout.sql. All keys are BIGINT. -#}
+    over fewer columns drops what the workload never filters on. The specs fit on the data,
+    {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts'}, are in _kdtree_layout.sql. All keys are BIGINT. -#}
 
 {#- The candidates for `columns` (the clustering columns), `filtered` (those the workload filters
     on, in `columns` order), `num_files` and `bits` per id. -#}
@@ -41,7 +41,9 @@
 {#- "hilbert(a, b)", "zorder(a, b, c)", "slabs(a, 16) then hilbert(b, c)": what logs, table
     properties and the audit show. -#}
 {% macro _layout_name(spec) %}
-    {%- if spec.curve == 'kdtree' -%}{{ return('kdtree(' ~ spec.columns | join(', ') ~ ')') }}{%- endif -%}
+    {%- if spec.curve == 'kdtree' -%}
+        {{ return('kdtree(' ~ spec.columns | join(', ') ~ ')' ~ (' by workload' if spec.get('split') == 'workload' else '')) }}
+    {%- endif -%}
     {%- set curve = (spec.curve if spec.curve != 'slabs' else 'hilbert') ~ '(' ~ spec.columns | join(', ') ~ ')' -%}
     {%- if spec.curve == 'slabs' -%}
         {{ return('slabs(' ~ spec.lead ~ ', ' ~ spec.slabs ~ ')' ~ (' then ' ~ curve if spec.columns else '')) }}
@@ -93,7 +95,7 @@
     {%- if spec['curve'] == 'slabs' -%}
         {%- do canonical.update({'lead': named[spec['lead'] | lower], 'slabs': spec['slabs'] | int}) -%}
     {%- elif spec['curve'] == 'kdtree' -%}
-        {%- do canonical.update({'files': spec['files'] | int, 'cuts': spec['cuts']}) -%}
+        {%- do canonical.update({'split': spec.get('split', 'widest'), 'files': spec['files'] | int, 'cuts': spec['cuts']}) -%}
     {%- endif -%}
     {{ return(canonical) }}
 {% endmacro %}

@@ -96,7 +96,7 @@
             {#- a quarter of the sample (~1000 rows a file) is plenty to rank the candidates on -#}
             {%- set choice = spark_clustering._choose_layout('(select * from ' ~ sample.name ~ ' where rand(7) < 0.25)',
                                                              cluster_cols, boundaries, backend, num_files,
-                                                             cfg.workload, cfg.layout, label, fit_sample=sample.name) -%}
+                                                             cfg.workload, cfg.layout, label) -%}
             {%- set layout = choice.layout -%}
             {%- set key_sql = choice.key_sql -%}
         {%- else -%}
