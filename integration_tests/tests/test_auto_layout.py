@@ -137,6 +137,12 @@ def overlapping_pairs(ranges):
             if all(a[f"{c}__lo"] <= b[f"{c}__hi"] and b[f"{c}__lo"] <= a[f"{c}__hi"] for c in COLUMNS)]
 
 
+def max_depth(ranges, column):
+    """The most files whose [lo, hi] on `column` hold one value."""
+    return max(sum(r[f"{column}__lo"] <= x <= r[f"{column}__hi"] for r in ranges)
+               for x in {r[f"{column}__{end}"] for r in ranges for end in ("lo", "hi")})
+
+
 def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt, s):
     source = f"{s}.auto_correlated_src"
     spark.sql(f"drop table if exists {source}")
@@ -157,6 +163,11 @@ def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt
     assert max(r["n"] for r in ranges) <= 1.3 * ROWS / FILES, sorted(r["n"] for r in ranges)
     hilbert, kdtree = scanned(spark, f"{s}.auto_corr_h", boxes), scanned(spark, table, boxes)
     assert kdtree <= 0.8 * hilbert, (kdtree, hilbert)
+    # recluster()'s gate allows 1.5x the depth it takes a fresh tree to have: that is never less
+    # than the real files' depth, or every recluster would find the fresh table degraded
+    fresh = run_operation_json("fresh_depths", {"layout": layout, "files": FILES}, schema=s)
+    for c in COLUMNS:
+        assert max_depth(ranges, c) <= fresh[c], (c, max_depth(ranges, c), fresh)
 
     # a recluster quantizes its own rows, and still routes them by the recorded cuts (values)
     spark.sql(f"insert into {table} {CORRELATED_SQL} from range({ROWS}, {ROWS + 30_000}, 1, 2)")

@@ -1,6 +1,6 @@
 {#- `cluster_method: auto`: every candidate layout (_layout_candidates) is simulated on the rows of
     the sampling pass, in one query: each candidate's key orders the sampled rows, ntile cuts them
-    into the files the write would make, and each workload box counts the simulated files whose
+    into the files the write would make (a k-d tree's files are its leaves), and each workload box counts the simulated files whose
     min/max it intersects. The layout with the fewest files scanned is written; the uniform Hilbert
     curve stays unless another is at least 3 % better (the sample's min/max only estimate the
     files'). Without a workload on the clustering columns, the uniform Hilbert curve is written. -#}
@@ -72,7 +72,17 @@
         {%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}
     {%- endfor -%}
     {%- set keys = [] -%}
-    {%- for spec in specs -%}{%- do keys.append(spark_clustering._layout_key(spec, id_columns, layout, backend)) -%}{%- endfor -%}
+    {%- set leaf_files = [] -%}
+    {%- for spec in specs -%}
+        {%- do keys.append(spark_clustering._layout_key(spec, id_columns, layout, backend)) -%}
+        {#- a k-d tree's files are its leaves, as the write cuts them (ntile would cut inside leaves
+            that ties left a little unequal) -#}
+        {%- if spec.curve == 'kdtree' -%}
+            {%- do leaf_files.append('when ' ~ loop.index0 ~ ' then shiftright(__sc_key, '
+                ~ spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length) ~ ')') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set ntile_file = 'ntile(' ~ num_files ~ ') over (partition by __sc_candidate order by __sc_key)' -%}
     {%- set stats = [] -%}
     {%- for col in names -%}
         {%- do stats.append('min(' ~ spark_clustering._quoted_columns([col]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col, '__min')) -%}
@@ -84,7 +94,7 @@
             select __sc_candidate, {{ stats | join(', ') }}
             from (
                 select __sc_candidate, {{ quoted }},
-                    ntile({{ num_files }}) over (partition by __sc_candidate order by __sc_key) as __sc_file
+                    {{ ('case __sc_candidate ' ~ leaf_files | join(' ') ~ ' else ' ~ ntile_file ~ ' end') if leaf_files else ntile_file }} as __sc_file
                 from (select {{ quoted }}, {{ id_selects | join(', ') }} from {{ sample }}) as __sc_ids
                 lateral view posexplode(array({{ keys | join(', ') }})) __sc_candidates as __sc_candidate, __sc_key
             ) as __sc_keyed

@@ -10,8 +10,9 @@
     Unlike a curve cut into files, the files' min/max boxes do not overlap. The cuts are values,
     not range ids: a recluster quantizes its own rows, and still routes each row to the same leaf. -#}
 
-{#- Up to this many files the tree is fit (one pair of queries per level: 8 levels at 256), and its
-    spec must fit a table property (the Hive metastore keeps 4000 characters of one). -#}
+{#- Up to this many files a tree is fit (one query per level: 8 levels at 256), and its spec must
+    fit a table property (Spark splits its own long properties at 4000 characters: some Hive
+    metastore schemas keep no more). -#}
 {% macro _kdtree_limits() %}
     {{ return({'max_files': 256, 'max_spec_chars': 3500}) }}
 {% endmacro %}
@@ -59,6 +60,18 @@
     {{ return('case when ' ~ spark_clustering._kdtree_cut_sql(spec.cuts[node | string], spec.columns)
               ~ ' then ' ~ spark_clustering._kdtree_leaf_sql(spec, 2 * node, low, offset)
               ~ ' else ' ~ spark_clustering._kdtree_leaf_sql(spec, 2 * node + 1, files - low, offset + low) ~ ' end') }}
+{% endmacro %}
+
+
+{#- The depth column `column` (an index into spec.columns) has in a fresh write of the tree below
+    `node` (`files` leaves): a leaf 1; a cut on the column puts its halves side by side (the
+    deeper one), a cut on another column stacks them (their sum). -#}
+{% macro _kdtree_depth(spec, column, node=1, files=none) %}
+    {%- set files = spec.files if files is none else files -%}
+    {%- if files == 1 -%}{{ return(1) }}{%- endif -%}
+    {%- set low = spark_clustering._kdtree_depth(spec, column, 2 * node, files // 2) -%}
+    {%- set high = spark_clustering._kdtree_depth(spec, column, 2 * node + 1, files - files // 2) -%}
+    {{ return([low, high] | max if spec.cuts[node | string][0] == column else low + high) }}
 {% endmacro %}
 
 
@@ -121,7 +134,9 @@
         {%- set level = [] -%}
         {%- for node in shape if node >= 2 ** depth and node < 2 ** (depth + 1) and shape[node] > 1 -%}{%- do level.append(node) -%}{%- endfor -%}
         {%- if level -%}
-            {%- set rows_sql = '(select * from (select ' ~ spark_clustering._quoted_columns(names) ~ ', ' ~ id_selects | join(', ') ~ ', '
+            {#- one partition: the windows and groups below then need no shuffle, and the query runs
+                as one task (each shuffle of a few thousand rows costs more than the rows) -#}
+            {%- set rows_sql = '(select * from (select /*+ COALESCE(1) */ ' ~ spark_clustering._quoted_columns(names) ~ ', ' ~ id_selects | join(', ') ~ ', '
                 ~ spark_clustering._kdtree_node_sql(cuts, shape, names, 1, depth) ~ ' as __sc_node from ' ~ sample
                 ~ ') where __sc_node in (' ~ level | join(', ') ~ ')) as __sc_rows' -%}
             {#- Per node and column, the node cut there: the lower half = the rows whose id is at

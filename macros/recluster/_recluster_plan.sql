@@ -149,9 +149,15 @@
 
 {#- The depth `column` has in a fresh write of `layout` (a spec) into `files` files, by the rule above:
     a curve over k columns ~1.4 F^(1-1/k) on each of them, F on a column it leaves out; slabs(lead,
-    m) F/m + 1 on the lead and m x the curve's depth within a slab of F/m files on the others. -#}
+    m) F/m + 1 on the lead and m x the curve's depth within a slab of F/m files on the others; a
+    k-d tree its own (_kdtree_depth). -#}
 {% macro _fresh_depth(layout, column, files) %}
     {%- set curve_columns = layout['columns'] | map('lower') | list -%}
+    {%- if layout['curve'] == 'kdtree' and column | lower in curve_columns -%}
+        {#- the tree's own depth on the column, each leaf `files` / its leaves files deep -#}
+        {%- set tree = spark_clustering._kdtree_depth(layout, curve_columns.index(column | lower)) -%}
+        {{ return([files, tree * ([1, files / layout['files']] | max)] | min) }}
+    {%- endif -%}
     {%- set per = files / layout['slabs'] if layout['curve'] == 'slabs' else files -%}
     {%- if layout['curve'] == 'slabs' and column | lower == layout['lead'] | lower -%}
         {{ return([files, per + 1] | min) }}
