@@ -1,9 +1,10 @@
 {#- `cluster_method: auto`: every candidate layout (_layout_candidates) is simulated on the rows of
     the sampling pass, in one query: each candidate's key orders the sampled rows, ntile cuts them
-    into the files the write would make (a k-d tree's files are its leaves), and each workload box counts the simulated files whose
-    min/max it intersects. The layout with the fewest files scanned is written; the uniform Hilbert
-    curve stays unless another is at least 3 % better (the sample's min/max only estimate the
-    files'). Without a workload on the clustering columns, the uniform Hilbert curve is written. -#}
+    into the files the write would make (a k-d tree's files are its leaves), and each workload box
+    counts the simulated files whose min/max it intersects. The layout with the fewest files
+    scanned is written; the uniform Hilbert curve stays unless another is at least 3 % better (the
+    sample's min/max only estimate the files'). Without a workload on the clustering columns, the
+    uniform Hilbert curve is written. -#}
 
 {#- Returns {spec, name, key_sql, layout, ratio, hilbert_ratio, candidates: [{name, ratio}], seconds
     (the evaluation's wall time), reason}.
@@ -80,8 +81,7 @@
         {#- a k-d tree's files are its leaves, as the write cuts them (ntile would cut inside leaves
             that ties left a little unequal) -#}
         {%- if spec.curve == 'kdtree' -%}
-            {%- do leaf_files.append('when ' ~ loop.index0 ~ ' then shiftright(__sc_key, '
-                ~ spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length) ~ ')') -%}
+            {%- do leaf_files.append('when ' ~ loop.index0 ~ ' then ' ~ spark_clustering._kdtree_leaf_of_key(spec, layout, '__sc_key')) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- set ntile_file = 'ntile(' ~ num_files ~ ') over (partition by __sc_candidate order by __sc_key)' -%}

@@ -82,6 +82,12 @@
 {% endmacro %}
 
 
+{#- SQL of the leaf of a row from its key `key_sql` (the key's high bits). -#}
+{% macro _kdtree_leaf_of_key(spec, layout, key_sql) %}
+    {{ return('shiftright(' ~ key_sql ~ ', ' ~ spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length) ~ ')') }}
+{% endmacro %}
+
+
 {#- The BIGINT key: the leaf in the high bits, then the Hilbert curve of the ids within the leaf. -#}
 {% macro _kdtree_key(spec, ids, layout, backend) %}
     {%- set bits = spark_clustering._kdtree_inner_bits(spec, layout) -%}
@@ -98,18 +104,17 @@
     first, so each file is one leaf (cut on the sample's keys instead, a file boundary could land
     inside a leaf when ties made the leaves a few percent unequal). -#}
 {% macro _kdtree_file_cuts(spec, layout) %}
-    {%- set shift = spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length) -%}
+    {%- set first_key = 2 ** (spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length)) -%}
     {%- set cuts = [] -%}
-    {%- for leaf in range(1, spec.files) -%}{%- do cuts.append((leaf * 2 ** shift) ~ 'L') -%}{%- endfor -%}
+    {%- for leaf in range(1, spec.files) -%}{%- do cuts.append((leaf * first_key) ~ 'L') -%}{%- endfor -%}
     {{ return(cuts) }}
 {% endmacro %}
 
 
 {#- The spec {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
     or null]}} fit on `sample` (the clustering columns' rows) by `split` ('widest' or 'workload', for
-    `boxes`), or
-    none when the tree does not apply (one column, one file, more files than _kdtree_limits) or its
-    spec is too long. One query per level of the tree: every node of the level cut on every column,
+    `boxes`), or none when the tree does not apply (one column, one file, more files than
+    _kdtree_limits) or its spec is too long. One query per level of the tree: every node of the level cut on every column,
     the two halves' min/max, and the boxes meeting them. -#}
 {% macro _kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types, split) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
@@ -130,6 +135,18 @@
     {%- set cuts = {} -%}
     {%- set id_selects = [] -%}
     {%- for col in names -%}{%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}{%- endfor -%}
+    {#- per column: its id as the sort key, its lower half's largest value as a literal, its min/max -#}
+    {%- set keys = [] -%}
+    {%- set literals = [] -%}
+    {%- set bounds = [] -%}
+    {%- for col in cluster_cols -%}
+        {%- set i = loop.index0 -%}
+        {%- do keys.append('when ' ~ i ~ ' then __sc_id_' ~ i) -%}
+        {%- do literals.append('when ' ~ i ~ ' then ' ~ spark_clustering._sql_literal_expression(
+            spark_clustering._quoted_suffixed(col.name, '__max'), col.type, col.name)) -%}
+        {%- do bounds.append('min(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__min')) -%}
+        {%- do bounds.append('max(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__max')) -%}
+    {%- endfor -%}
     {%- for depth in range(12) -%}
         {%- set level = [] -%}
         {%- for node in shape if node >= 2 ** depth and node < 2 ** (depth + 1) and shape[node] > 1 -%}{%- do level.append(node) -%}{%- endfor -%}
@@ -149,17 +166,6 @@
             {%- for node in level -%}
                 {%- do share_low.append('when ' ~ node ~ ' then ' ~ shape[node] // 2) -%}
                 {%- do share_all.append('when ' ~ node ~ ' then ' ~ shape[node]) -%}
-            {%- endfor -%}
-            {%- set keys = [] -%}
-            {%- set literals = [] -%}
-            {%- set bounds = [] -%}
-            {%- for col in cluster_cols -%}
-                {%- set i = loop.index0 -%}
-                {%- do keys.append('when ' ~ i ~ ' then __sc_id_' ~ i) -%}
-                {%- do literals.append('when ' ~ i ~ ' then ' ~ spark_clustering._sql_literal_expression(
-                    spark_clustering._quoted_suffixed(col.name, '__max'), col.type, col.name)) -%}
-                {%- do bounds.append('min(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__min')) -%}
-                {%- do bounds.append('max(' ~ spark_clustering._quoted_columns([col.name]) ~ ') as ' ~ spark_clustering._quoted_suffixed(col.name, '__max')) -%}
             {%- endfor -%}
             {%- set sql -%}
                 select __sc_node, __sc_dim, sum({{ hits | join(' + ') if hits else '0' }}), max(__sc_width),
