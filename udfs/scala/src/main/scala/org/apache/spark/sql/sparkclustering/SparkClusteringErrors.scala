@@ -49,4 +49,12 @@ object SparkClusteringErrors {
   def leaseLost(what: String, why: String): RuntimeException = runtime(
     s"spark_clustering: $what: lost the table's lease before committing ($why); nothing was committed " +
       "and the table is unchanged. Run again.")
+
+  /** An object store whose create-if-absent is not atomic: the lease would not be exclusive there. */
+  def noConditionalCreate(file: String, why: String): RuntimeException = runtime(
+    s"spark_clustering: the table lease $file needs a create-if-absent that exactly one writer wins; on S3A " +
+      s"that is a conditional PUT (If-None-Match: *), and $why. Set spark.hadoop.fs.s3a.create.conditional.enabled=true " +
+      "(Hadoop 3.4.2 or later; per bucket: fs.s3a.bucket.<bucket>.create.conditional.enabled) on a store that " +
+      "supports conditional writes (AWS S3 does). Nothing was written: without it two writers could both " +
+      "hold the lease (docs/object_stores.md).")
 }

@@ -144,16 +144,60 @@ object TableLease {
   }
 
   /** Create `file` only if it does not exist, atomically: O_EXCL on a local disk (Hadoop's local
-   *  create checks, then creates), the NameNode's create on HDFS, a conditional PUT on S3A with
-   *  `fs.s3a.create.conditional.enabled` (docs/concurrency.md). Throws FileAlreadyExistsException. */
+   *  create checks, then creates), the NameNode's create on HDFS, a conditional PUT on S3A (whose
+   *  plain create(overwrite = false) checks with a HEAD, then writes: two writers could both win).
+   *  Throws FileAlreadyExistsException, or on S3A RemoteFileChangedException (412) from the close. */
   private def createExclusive(fs: FileSystem, file: Path, h: Holder): Unit = fs match {
     case local: org.apache.hadoop.fs.RawLocalFileSystem =>
       try java.nio.file.Files.write(local.pathToFile(file).toPath, encode(h),
         java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)
       catch { case _: java.nio.file.FileAlreadyExistsException => throw new FileAlreadyExistsException(file.toString) }
+    case _ if fs.getScheme == "s3a" =>
+      requireConditionalCreate(fs, file)
+      conditionalPut(fs, file, encode(h))
     case _ =>
       val out = fs.create(file, false)
       try out.write(encode(h)) finally out.close()
+  }
+
+  /** S3A's create option for a PUT with `If-None-Match: *` (Hadoop 3.4.2+); the object store
+   *  refuses it with 412 when the object exists, which S3A raises from close(). */
+  private val ConditionalCreateOption = "fs.option.create.conditional.overwrite"
+  private val ConditionalCreateCapability = "fs.s3a.create.conditional.enabled"
+
+  private def conditionalPut(fs: FileSystem, file: Path, bytes: Array[Byte]): Unit = {
+    val out = fs.createFile(file).overwrite(true).must(ConditionalCreateOption, true).build()
+    try out.write(bytes) finally out.close()
+  }
+
+  /** The stores (scheme://bucket) whose conditional PUT was seen to refuse a second create. */
+  private val conditionalStores = ConcurrentHashMap.newKeySet[String]()
+
+  /** Fails, naming the setting, unless S3A sends conditional PUTs for `file` and the store honours
+   *  them: checked once per store and JVM by creating a probe object twice (the second must be
+   *  refused; a store that ignores If-None-Match accepts both), then deleting it. */
+  private def requireConditionalCreate(fs: FileSystem, file: Path): Unit = {
+    val store = fs.getUri.toString
+    if (!conditionalStores.contains(store)) {
+      if (!fs.hasPathCapability(file, ConditionalCreateCapability)) {
+        throw SparkClusteringErrors.noConditionalCreate(file.toString,
+          s"$ConditionalCreateCapability is false for ${fs.getUri}")
+      }
+      val probe = new Path(file.getParent, s"_sc_conditional_create_probe.${UUID.randomUUID()}")
+      try {
+        conditionalPut(fs, probe, Array[Byte](1))
+        val honoured = try { conditionalPut(fs, probe, Array[Byte](2)); false } catch {
+          // by name: hadoop-aws is on the classpath only where s3a:// is used
+          case e: java.io.IOException if e.getClass.getName == "org.apache.hadoop.fs.s3a.RemoteFileChangedException" => true
+          case _: FileAlreadyExistsException => true
+        }
+        if (!honoured) {
+          throw SparkClusteringErrors.noConditionalCreate(file.toString,
+            s"the store at ${fs.getUri} accepted a second conditional PUT of one object (it ignores If-None-Match)")
+        }
+      } finally Try(fs.delete(probe, false))
+      conditionalStores.add(store)
+    }
   }
 
   /** Rewrite an existing lease file; never creates it (or its directory) anew. */
