@@ -36,9 +36,10 @@ def table_format_conf(table_format: str) -> dict[str, str]:
     raise ValueError(f"table_format {table_format!r}: use one of {', '.join(TABLE_FORMATS)}")
 
 
-def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hive") -> dict[str, str]:
+def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hive",
+                 s3_endpoint: str | None = None) -> dict[str, str]:
     """Spark confs for an isolated local warehouse + metastore under `work_dir`, for `table_format`
-    tables (TABLE_FORMATS)."""
+    tables (TABLE_FORMATS); with `s3_endpoint`, S3A too (s3a:// paths on that S3 server)."""
     work_dir = Path(work_dir).resolve()
     conf = {
         "spark.master": os.environ.get("SPARK_CLUSTERING_MASTER", "local[2]"),
@@ -72,6 +73,10 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
         extensions.append(EXTENSION_CLASS)
     if "spark.sql.extensions" in format_conf:
         extensions.append(format_conf.pop("spark.sql.extensions"))
+    if s3_endpoint:
+        from spark_clustering_dev.s3 import s3a_conf
+
+        conf.update(s3a_conf(s3_endpoint))
     conf["spark.jars"] = ",".join(jars)
     if extensions:
         conf["spark.sql.extensions"] = ",".join(extensions)
@@ -80,14 +85,20 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
 
 
 def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", with_jar: bool = True,
-              extra_conf: dict[str, str] | None = None, table_format: str = "hive"):
-    """Start (or return the running) embedded SparkSession with Hive support."""
+              extra_conf: dict[str, str] | None = None, table_format: str = "hive", s3_endpoint: str | None = None):
+    """Start (or return the running) embedded SparkSession with Hive support; with `s3_endpoint`
+    (default: the harness's SPARK_CLUSTERING_S3_ENDPOINT, for child processes) S3A reaches that S3
+    server."""
     from pyspark.sql import SparkSession
+
+    from spark_clustering_dev.s3 import endpoint_from_env
+
+    s3_endpoint = s3_endpoint or endpoint_from_env()
 
     work_dir = Path(work_dir or WORK / "session")
     work_dir.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
-    for key, value in {**session_conf(work_dir, with_jar, table_format), **(extra_conf or {})}.items():
+    for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint), **(extra_conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     if table_format == "iceberg":

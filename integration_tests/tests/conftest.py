@@ -28,6 +28,20 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 # The running session and the table format it serves (TABLE_FORMATS of spark_clustering_dev.spark).
 _session = {"format": None, "spark": None}
+_s3 = {"server": None}
+
+
+def s3_server():
+    """The process's S3 API server on 127.0.0.1 (moto), started with its first session: every
+    session of the process reaches it through S3A (the S3A jars must be on the classpath of the
+    first session a JVM starts: the embedded Hive metastore keeps the class loader it started
+    with). A module's child processes reach it when the module passes SPARK_CLUSTERING_S3_ENDPOINT
+    in their environment."""
+    if _s3["server"] is None:
+        from spark_clustering_dev.s3 import S3Server
+
+        _s3["server"] = S3Server(PYTEST_WORK / "s3").start()
+    return _s3["server"]
 
 
 def _session_for(table_format: str):
@@ -43,7 +57,8 @@ def _session_for(table_format: str):
     # state per JVM (TxnHandler's connection pool, bound by the first DROP DATABASE to the metastore
     # of that moment), so a later Iceberg session over a metastore of its own would take its table
     # locks in the first one's, which lacks the lock tables: every Iceberg commit hung retrying.
-    session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format)
+    session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format,
+                        s3_endpoint=s3_server().endpoint)
     try:
         import spark_clustering_udfs
     except ImportError:  # the Python UDF package is optional for modules that do not use it
@@ -61,13 +76,22 @@ def _stop_spark():
     yield
     if _session["spark"] is not None:
         _session["spark"].stop()
+    if _s3["server"] is not None:
+        _s3["server"].stop()
     shutil.rmtree(PYTEST_WORK, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def spark(request):
-    """The embedded session, for the module's `TABLE_FORMAT` (default `hive`: plain parquet/orc)."""
+    """The embedded session, for the module's `TABLE_FORMAT` (default `hive`: plain parquet/orc); it
+    reaches the process's S3 server through S3A too (s3a:// paths, fixture `s3`)."""
     return _session_for(getattr(request.module, "TABLE_FORMAT", "hive"))
+
+
+@pytest.fixture(scope="module")
+def s3(spark):
+    """The process's S3 API server (spark_clustering_dev.s3.S3Server), which `spark` reaches."""
+    return s3_server()
 
 
 @pytest.fixture(scope="module")

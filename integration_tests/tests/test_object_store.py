@@ -1,0 +1,154 @@
+"""Tables on S3 through S3A, against a real S3 API server on 127.0.0.1 (moto in server mode, one per
+test process; spark_clustering_dev.s3): the lease by conditional create, raced by two processes, its
+refusal to work without one, and a clustered table built, rebuilt and reclustered in a bucket, with
+S3A's own request counters reported (docs/object_stores.md)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.plans import skipping_summary
+from spark_clustering_dev.layout import file_ranges
+from spark_clustering_dev.paths import INTEGRATION_TESTS
+from spark_clustering_dev.recluster_case import COLUMNS, MODEL, actual, expected
+from spark_clustering_dev.s3 import NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, delta, s3a_counters
+
+BUCKET = "it-object-store"
+LEASE_ROUNDS = 100  # per process: 200 rounds of two writers racing for one lease (~1 min)
+FILE_ROWS = 2000
+# S3A's counters the test prints per step
+REPORTED = ("object_copy_requests", "files_copied_bytes", "object_put_request", "object_list_request",
+            "action_http_head_request", "action_http_get_request", "object_delete_objects", "op_rename")
+
+
+@pytest.fixture(scope="module")
+def s3_schema(spark, s3, dbt_schema):
+    """The module's dbt schema as a database in the bucket: every table dbt creates there is on S3."""
+    s3.create_bucket(BUCKET)
+    spark.sql(f"create database if not exists {dbt_schema} location 's3a://{BUCKET}/{dbt_schema}.db'")
+    return dbt_schema
+
+
+def table_location(spark, table: str) -> str:
+    rows = spark.sql(f"describe table extended {table}").collect()
+    return next(r[1] for r in rows if r[0] == "Location")
+
+
+def model_vars(alias, **vars_):
+    v = {"rc_alias": alias, "rc_file_rows": FILE_ROWS}
+    v.update({(k if k.startswith("spark_clustering") else f"rc_{k}"): val for k, val in vars_.items()})
+    return v
+
+
+def test_a_clustered_table_in_a_bucket_is_built_rebuilt_and_reclustered(spark, s3, s3_schema, dbt):
+    alias = "rc_s3"
+    table = f"{s3_schema}.{alias}"
+    bucket = f"s3a://{BUCKET}/"
+    counted: dict[str, dict[str, int]] = {}
+
+    def step(name, start, end, **vars_):
+        before = s3a_counters(spark, bucket)
+        dbt(["run", "--select", MODEL], vars=model_vars(alias, start=start, end=end, **vars_))
+        counted[name] = delta(before, s3a_counters(spark, bucket))
+
+    step("build", 0, 6000, materialized="clustered_table", skip=True)
+    assert table_location(spark, table) == f"s3a://{BUCKET}/{s3_schema}.db/{alias}"
+    assert actual(spark, table) == expected(spark, [(0, 6000)])
+    step("rebuild", 0, 8000, materialized="clustered_table", skip=True)
+    assert actual(spark, table) == expected(spark, [(0, 8000)])
+    # clustered: four files of 2,000 rows whose ranges of `a` (the curve's first column) are
+    # narrower than the whole table's (a plain write spreads every file over the whole range)
+    files = file_ranges(spark, table, COLUMNS)
+    assert len(files) == 4 and sum(f["n"] for f in files) == 8000, files
+    overall = max(f["a__hi"] for f in files) - min(f["a__lo"] for f in files)
+    assert sum(f["a__hi"] - f["a__lo"] for f in files) / len(files) < 0.75 * overall, files
+
+    # an append by the incremental model, reclustered by its post-hook (gate: any depth above 1.5)
+    step("append + recluster", 8000, 10000, recluster={"max_average_depth": 1.5})
+    assert actual(spark, table) == expected(spark, [(0, 10000)])
+    names = [f["path"].rsplit("/", 1)[-1] for f in file_ranges(spark, table, COLUMNS)]
+    assert any(n.startswith("sc-l") for n in names) and not any(n.startswith("part-") for n in names), names
+    keys = s3.keys(BUCKET, f"{s3_schema}.db/")
+    assert not [k for k in keys if "_sc_recluster_" in k or "__sc_staging" in k or "__sc_backup" in k], keys
+
+    # data skipping from the statistics the commit wrote beside the files (in the bucket): a box on
+    # the clustering columns reads fewer files, and the answer equals a full scan's
+    query = f"select count(*), sum(id) from {table} where a < 20000 and b < 300"
+    plan = spark.sql(f"explain {query}").first()[0]
+    summary = skipping_summary(plan)
+    assert summary["kept"] < summary["total"] and summary["unknown"] == 0, summary
+    with_rule = spark.sql(query).first()
+    spark.conf.set("spark.sparkclustering.skipping.enabled", "false")
+    try:
+        assert spark.sql(query).first() == with_rule
+    finally:
+        spark.conf.unset("spark.sparkclustering.skipping.enabled")
+
+    # Reported, not yet a promise (docs/object_stores.md): Spark's commit of the write, the swap's
+    # renames of tables and a recluster commit's moves of its staged files each copy every object.
+    print("[object store] S3A requests per step: " + json.dumps(
+        {name: {k: v for k, v in c.items() if k in REPORTED} for name, c in counted.items()}))
+
+
+def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3_schema, tmp_path):
+    """Two writers, each its own Spark JVM and metastore, take and give up one table's lease on S3
+    LEASE_ROUNDS times each, with random pauses. A lease generation is an object created with a
+    conditional PUT (If-None-Match: *): the S3 server refuses the second creator with 412, so
+    exactly one holds it. No two holding intervals overlap; the 412s show the race happened."""
+    database, location = "lease_race", f"s3a://{BUCKET}/lease_race.db"
+    go = tmp_path / "go"
+    children = []
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", S3_ENDPOINT_ENV: s3.endpoint, "SPARK_CLUSTERING_MASTER": "local[1]"}
+    for i, name in enumerate(["first", "second"]):
+        plan = {"work": str(tmp_path / name), "name": name, "database": database, "location": location,
+                "table": "raced", "rounds": LEASE_ROUNDS, "seed": 29 + i, "ready": str(tmp_path / f"{name}.ready"),
+                "go": str(go), "out": str(tmp_path / f"{name}.jsonl")}
+        log = open(tmp_path / f"{name}.log", "w")
+        children.append((name, plan, log, subprocess.Popen([sys.executable, "-m", "harness.s3_lease_child", json.dumps(plan)],
+                                                           cwd=INTEGRATION_TESTS, env=env, stdout=log,
+                                                           stderr=subprocess.STDOUT)))
+    try:
+        for name, plan, _, proc in children:
+            while not Path(plan["ready"]).exists():
+                assert proc.poll() is None, (tmp_path / f"{name}.log").read_text()[-3000:]
+                time.sleep(0.1)
+        before = len(s3.statuses())
+        go.touch()
+        for name, _, _, proc in children:
+            assert proc.wait(timeout=600) == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+    finally:
+        for _, _, log, proc in children:
+            if proc.poll() is None:
+                proc.kill()
+            log.close()
+    held = sorted((tuple(json.loads(line)), name) for name, plan, _, _ in children
+                  for line in Path(plan["out"]).read_text().splitlines())
+    assert len(held) == 2 * LEASE_ROUNDS
+    overlaps = [(a, b) for a, b in zip(held, held[1:]) if b[0][0] < a[0][1]]
+    assert overlaps == [], f"two holders at once: {overlaps[:5]}"
+    lease_puts = [(m, p, code) for m, p, code in s3.statuses()[before:] if m == "PUT" and "/_sc_leases/raced/lease." in p]
+    refused = [x for x in lease_puts if x[2] == 412]
+    assert refused, "no create of a lease generation was refused: the writers never raced"
+    print(f"[object store] lease race: {len(held)} rounds, {len(lease_puts)} PUTs of lease files, "
+          f"{len(refused)} refused with 412")
+
+
+def test_without_conditional_create_the_lease_refuses_to_work(spark, s3):
+    """S3A with its conditional PUT switched off (as a Hadoop before 3.4.2 has it): a plain create
+    checks, then writes, so two writers could both win. The lease stops, naming the setting, and
+    writes no lease file."""
+    s3.create_bucket(NO_CONDITIONAL_CREATE_BUCKET)
+    spark.sql(f"create database if not exists no_conditional location 's3a://{NO_CONDITIONAL_CREATE_BUCKET}/nc.db'")
+    with pytest.raises(Exception) as err:
+        spark.sql("select * from table_lease_acquire('no_conditional.t', 'a writer', '0', 'name')").collect()
+    text = str(err.value)
+    assert "the table lease s3a://no-conditional-create/nc.db/_sc_leases/t/lease.1" in text, text[:2000]
+    assert "If-None-Match" in text and "fs.s3a.create.conditional.enabled is false" in text, text[:2000]
+    assert "spark.hadoop.fs.s3a.create.conditional.enabled=true" in text, text[:2000]
+    assert not [k for k in s3.keys(NO_CONDITIONAL_CREATE_BUCKET) if "/lease." in k]
