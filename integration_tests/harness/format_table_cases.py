@@ -213,13 +213,15 @@ def test_a_table_of_another_format_is_never_replaced(spark, dbt, sources, table_
     assert provider(spark, table) == "parquet" and fingerprint(spark, table, COLUMNS) == good
 
 
-def recluster(dbt, table: str, target: Path, expect_success: bool = True, case: dict | None = None, **args) -> dict:
+def recluster(dbt, table: str, target: Path, expect_success: bool = True, case: dict | None = None,
+              dbt_schema: str | None = None, **args) -> dict:
     """`dbt run-operation recluster` on `table`, with the vars of its `build` (`case`: the model's
-    config, as the post-hook would see it); its outcome (the `recluster: {...}` line)."""
+    config, as the post-hook would see it), in dbt schema `dbt_schema` (default: the module's); its
+    outcome (the `recluster: {...}` line)."""
     vars_ = {f"case_{k}": v for k, v in (case or {}).items()}
     run, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args",
                                 json.dumps({"relation": table, **args})], target, expect_success=expect_success,
-                          vars=vars_)
+                          vars=vars_, **({"schema": dbt_schema} if dbt_schema else {}))
     lines = [x for x in out.splitlines() if "recluster: {" in x]
     assert lines, out[-3000:]
     return json.loads(lines[-1].split("recluster: ", 1)[1])
@@ -568,3 +570,58 @@ def test_a_layout_the_format_keeps_is_never_replaced(spark, dbt, sources, table_
     assert "model 'cluster_case'" in text and "config 'cluster_by'" in text, text[-2000:]
     assert all(w in text for w in wanted), text[-2000:]
     assert fingerprint(spark, table, COLUMNS) == good and versions(spark, table_format, table) == before
+
+
+def test_a_format_table_in_a_bucket_is_built_and_reclustered_without_copying_an_object(
+        spark, dbt, sources, table_format, s3, tmp_path):
+    """The table in a database located in the process's S3 bucket (S3A against the S3 server on
+    127.0.0.1): a build, 3 unclustered appends and a recluster. The format's writer puts every file
+    where it stays and the package's rewrite stages in a directory of the table that its commit
+    takes over in place, so neither copies an object (S3A's own counters), where a plain table's
+    swap and recluster commit rename (copy) every file they commit (docs/object_stores.md). The rows
+    are exact after each step and the reclustered files' bounds in the format's metadata equal
+    their rows' (format_data_files' statistics read from the bucket)."""
+    from spark_clustering_dev.s3 import delta, s3a_counters
+
+    bucket = f"it-formats-{table_format}"
+    s3.create_bucket(bucket)
+    schema = f"{sources}_s3"
+    spark.sql(f"create database if not exists {schema} location 's3a://{bucket}/{schema}.db'")
+    table, case = f"{schema}.grown_s3", {**grown_case(sources, table_format), "alias": "grown_s3"}
+
+    def counted(action):
+        before = s3a_counters(spark, f"s3a://{bucket}/")
+        action()
+        return delta(before, s3a_counters(spark, f"s3a://{bucket}/"))
+
+    built = counted(lambda: dbt(["run", "--select", "cluster_case"], schema=schema,
+                                vars={f"case_{k}": v for k, v in case.items()}))
+    location = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]
+    assert location.startswith(f"s3a://{bucket}/{schema}.db/"), location
+    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+    shifted = 7 * ROWS
+    for i in range(3):
+        append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
+    before_files = live_files(spark, table_format, table)
+    outcome = {}
+    reclustered = counted(lambda: outcome.update(recluster(dbt, table, tmp_path / "target", case=case, dbt_schema=schema)))
+    assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
+    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+    files = live_files(spark, table_format, table)
+    new = files - before_files
+    assert new and all(f.startswith(location + "/") and "/sc-l" in f for f in new), new
+    # the new files' bounds in the format's metadata (Delta's add.stats, Iceberg's manifests), read from the bucket
+    if table_format == "delta":
+        meta = {Path(local(r[0])).name: (json.loads(r[1])["minValues"]["a"], json.loads(r[1])["maxValues"]["a"])
+                for r in spark.sql(f"select file_path, log_stats from format_data_files('{table}', 'delta')").collect()}
+    else:
+        meta = {Path(local(r[0])).name: (r[1], r[2]) for r in spark.sql(
+            f"select file_path, readable_metrics.a.lower_bound, readable_metrics.a.upper_bound from {table}.files").collect()}
+    rows = row_bounds(spark, table_format, table, ["a"])
+    for name in (Path(local(p)).name for p in new):
+        assert meta[name] == rows[name]["a"], (name, meta[name], rows[name])
+    print(f"[object store] {table_format}: S3A requests of the build "
+          f"{ {k: v for k, v in built.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }, "
+          f"of the recluster { {k: v for k, v in reclustered.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }")
+    assert built.get("object_copy_requests", 0) == 0 and built.get("op_rename", 0) == 0, built
+    assert reclustered.get("object_copy_requests", 0) == 0, reclustered

@@ -6,6 +6,7 @@ using their own dbt schema (`dbt_schema`).
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 
@@ -41,6 +42,9 @@ def s3_server():
         from spark_clustering_dev.s3 import S3Server
 
         _s3["server"] = S3Server(PYTEST_WORK / "s3").start()
+        # at exit, after the JVM (registered later, so stopped first): a session's last writes at
+        # shutdown (the observed workload) still reach the bucket
+        atexit.register(_s3["server"].stop)
     return _s3["server"]
 
 
@@ -76,8 +80,6 @@ def _stop_spark():
     yield
     if _session["spark"] is not None:
         _session["spark"].stop()
-    if _s3["server"] is not None:
-        _s3["server"].stop()
     shutil.rmtree(PYTEST_WORK, ignore_errors=True)
 
 
