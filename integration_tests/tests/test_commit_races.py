@@ -191,6 +191,49 @@ def test_recovery_by_another_writer_waits_for_the_lease_of_a_live_one(spark, s):
     assert w.rows() == expected
 
 
+def test_a_commit_that_lost_its_lease_after_its_journal_stops_and_the_new_holder_finishes_it(spark, s):
+    """A writer publishes its commit journal and stalls before applying it, so long that its lease
+    lapses (its own session: a 1 s ttl, and renewal stops after 1 s unused); another writer takes
+    the lease and its recovery rolls the journal forward. The stalled writer then goes on: it must
+    stop with a lost-lease error naming the journal, not apply the journal beside the new holder
+    (the race that once failed with a raw FileNotFoundException from a staged file's rename)."""
+    table = f"{s}.proof_stale_journal"
+    expected = make_table(spark, table)
+    stale = spark.newSession()  # its own SQL conf: only its lease is short, only its commit stops
+    for key, value in {"lease.ttlSeconds": "1", "lease.idleSeconds": "1", "test.pauseAt": "after_manifest:wait"}.items():
+        stale.conf.set(f"spark.sparkclustering.{key}", value)
+    w = Writer(stale, table, location(spark, table), "stale", 1)
+    token = w.acquire()
+    picked = sorted(w.files())[:3]
+    staging, total = w.stage(picked)
+    outcome: dict[str, str] = {}
+
+    def commit():
+        try:
+            outcome["status"] = w.commit(token, staging, total, picked)
+        except Exception as e:  # noqa: BLE001 - the lost-lease error is what we want
+            outcome["error"] = str(e)
+
+    thread = threading.Thread(target=commit)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while stale.conf.get("spark.sparkclustering.test.reached", "") != "after_manifest":
+        assert time.monotonic() < deadline and thread.is_alive(), outcome
+        time.sleep(0.05)
+    assert (staging / "_sc_manifest").exists()
+    new_holder = Writer(spark, table, location(spark, table), "new holder", 2)
+    token2 = new_holder.acquire()  # waits until the stalled writer's lease has lapsed
+    recovered = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token2}', '')").collect()
+    new_holder.release(token2)
+    stale.conf.set("spark.sparkclustering.test.release", "after_manifest")
+    thread.join(timeout=120)
+    assert len(recovered) == 1 and recovered[0][1].startswith("rolled forward"), recovered
+    assert "status" not in outcome, f"the stalled writer went on with its commit: {outcome['status']}"
+    assert "lost the table's lease after publishing its commit journal" in outcome["error"], outcome["error"][:2000]
+    assert "this run stops without applying it" in outcome["error"] and staging.name in outcome["error"]
+    assert new_holder.rows() == expected and leftovers(new_holder.location) == []
+
+
 def test_commit_of_files_that_are_not_the_validated_ones_aborts(spark, s):
     table = f"{s}.proof_bytes"
     expected = make_table(spark, table)

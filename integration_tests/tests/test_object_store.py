@@ -18,6 +18,7 @@ from spark_clustering_dev.layout import file_ranges
 from spark_clustering_dev.paths import INTEGRATION_TESTS
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, actual, expected
 from spark_clustering_dev.s3 import NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, delta, s3a_counters
+from spark_clustering_dev.spark import confs
 
 BUCKET = "it-object-store"
 LEASE_ROUNDS = 100  # per process: 200 rounds of two writers racing for one lease (~1 min)
@@ -84,14 +85,11 @@ def test_a_clustered_table_in_a_bucket_is_built_rebuilt_and_reclustered(spark, s
     summary = skipping_summary(plan)
     assert summary["kept"] < summary["total"] and summary["unknown"] == 0, summary
     with_rule = spark.sql(query).first()
-    spark.conf.set("spark.sparkclustering.skipping.enabled", "false")
-    try:
+    with confs(spark, {"spark.sparkclustering.skipping.enabled": "false"}):
         assert spark.sql(query).first() == with_rule
-    finally:
-        spark.conf.unset("spark.sparkclustering.skipping.enabled")
 
-    # Reported, not yet a promise (docs/object_stores.md): Spark's commit of the write, the swap's
-    # renames of tables and a recluster commit's moves of its staged files each copy every object.
+    # Reported, not yet a promise (docs/object_stores.md): the swap's renames of tables and a
+    # recluster commit's moves of its staged files copy every object they commit.
     print("[object store] S3A requests per step: " + json.dumps(
         {name: {k: v for k, v in c.items() if k in REPORTED} for name, c in counted.items()}))
 

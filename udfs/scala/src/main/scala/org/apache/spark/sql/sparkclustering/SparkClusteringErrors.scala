@@ -50,6 +50,14 @@ object SparkClusteringErrors {
     s"spark_clustering: $what: lost the table's lease before committing ($why); nothing was committed " +
       "and the table is unchanged. Run again.")
 
+  /** The writer lost its lease after publishing its commit journal: it stops without applying the
+   *  journal, which the lease's new holder rolls forward (its recovery), so nothing is lost. */
+  def leaseLostAfterJournal(what: String, why: String, journal: String): RuntimeException = runtime(
+    s"spark_clustering: $what: lost the table's lease after publishing its commit journal ($why); this run " +
+      s"stops without applying it. The run that holds the lease now finishes that commit (its recovery rolls " +
+      s"the journal in $journal forward; the next recluster() or clustered_table run of the table does it " +
+      "otherwise), so no row is lost or doubled. Run again.")
+
   /** An object store whose create-if-absent is not atomic: the lease would not be exclusive there. */
   def noConditionalCreate(file: String, why: String): RuntimeException = runtime(
     s"spark_clustering: the table lease $file needs a create-if-absent that exactly one writer wins; on S3A " +

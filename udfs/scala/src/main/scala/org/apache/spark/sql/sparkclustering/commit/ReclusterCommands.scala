@@ -100,6 +100,13 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
     TableLease.check(leaseToken, s"recluster of $tableName")
     writeManifest(conf, staging, moves ++ deletes)
     pausePoint(spark, "after_manifest")
+    // A writer that stalled here past its lease (not renewed while it stood still) may have been
+    // taken over: the new holder's recovery rolls this journal forward, and its own next rewrite
+    // may follow. Applying the journal beside it raced it (a staged file renamed from under us).
+    try TableLease.check(leaseToken, s"recluster of $tableName") catch {
+      case e: RuntimeException => throw SparkClusteringErrors.leaseLostAfterJournal(s"recluster of $tableName",
+        e.getMessage, staging.toString)
+    }
     val outcome = applySteps(spark, conf, staging, moves ++ deletes)
     outcome match {
       case _: RolledForward =>

@@ -247,7 +247,10 @@ object ReclusterFiles {
       } else {
         // a partial copy from an interrupted move: replace it
         if (existing.isDefined) fs.delete(to, false)
-        if (!fs.rename(from, to)) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
+        val renamed = try fs.rename(from, to) catch { case _: java.io.FileNotFoundException => false }
+        // another run applying the same journal (a recovery) may have moved it just now
+        def movedByOther = !fs.exists(from) && Try(fs.getFileStatus(to).getLen).toOption.exists(s => size < 0 || s == size)
+        if (!renamed && !movedByOther) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
       }
       if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
     }
