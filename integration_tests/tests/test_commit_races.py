@@ -167,6 +167,27 @@ def test_two_catalogs_over_one_location_with_a_process_killed_at_random(spark, s
 
 # ---- the commit's proofs, one adversary at a time ------------------------------------------------
 
+def run_until_paused(session, step: str, key: str, action) -> tuple[threading.Thread, dict[str, str]]:
+    """Run `action` on a thread of its own until it waits at `step` (the session's conf
+    spark.sparkclustering.test.pauseAt = `<step>:wait`); the outcome dict gets its result under `key`
+    or the text of its error under "error" once the test releases the step and joins the thread."""
+    outcome: dict[str, str] = {}
+
+    def run():
+        try:
+            outcome[key] = action()
+        except Exception as e:  # noqa: BLE001 - the error is what the tests look at
+            outcome["error"] = str(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while session.conf.get("spark.sparkclustering.test.reached", "") != step:
+        assert time.monotonic() < deadline and thread.is_alive(), outcome
+        time.sleep(0.05)
+    return thread, outcome
+
+
 def staged_round(spark, table, k=3, seed=1):
     """A writer holding the lease with copies of k files staged: (writer, token, staging, bytes, picked)."""
     w = Writer(spark, table, location(spark, table), "proof", seed)
@@ -206,20 +227,8 @@ def test_a_commit_that_lost_its_lease_after_its_journal_stops_and_the_new_holder
     token = w.acquire()
     picked = sorted(w.files())[:3]
     staging, total = w.stage(picked)
-    outcome: dict[str, str] = {}
-
-    def commit():
-        try:
-            outcome["status"] = w.commit(token, staging, total, picked)
-        except Exception as e:  # noqa: BLE001 - the lost-lease error is what we want
-            outcome["error"] = str(e)
-
-    thread = threading.Thread(target=commit)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while stale.conf.get("spark.sparkclustering.test.reached", "") != "after_manifest":
-        assert time.monotonic() < deadline and thread.is_alive(), outcome
-        time.sleep(0.05)
+    thread, outcome = run_until_paused(stale, "after_manifest", "status",
+                                       lambda: w.commit(token, staging, total, picked))
     assert (staging / "_sc_manifest").exists()
     new_holder = Writer(spark, table, location(spark, table), "new holder", 2)
     token2 = new_holder.acquire()  # waits until the stalled writer's lease has lapsed
@@ -333,20 +342,8 @@ def test_a_writer_that_stalls_while_taking_the_lease_never_shares_it(spark, s, t
     make_table(spark, table, files=1, rows_per_file=10)
     stalled = spark.newSession()  # its own SQL conf: only its acquire stops at the step
     stalled.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
-    outcome: dict[str, str] = {}
-
-    def take():
-        try:
-            outcome["token"] = take_lease(stalled, table, "race stalled", 1)
-        except Exception as e:  # noqa: BLE001 - the lease error is what we want
-            outcome["error"] = str(e)
-
-    thread = threading.Thread(target=take)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while stalled.conf.get("spark.sparkclustering.test.reached", "") != "before_lease_create":
-        assert time.monotonic() < deadline and thread.is_alive(), outcome
-        time.sleep(0.05)
+    thread, outcome = run_until_paused(stalled, "before_lease_create", "token",
+                                       lambda: take_lease(stalled, table, "race stalled", 1))
     for i in range(taken_meanwhile):
         give_up_lease(spark, take_lease(spark, table, f"race meanwhile {i}", 0))
     holder = take_lease(spark, table, "race holder", 0)
