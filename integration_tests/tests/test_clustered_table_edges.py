@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 
@@ -230,15 +231,21 @@ def test_validation_catches_what_its_mode_promises(spark, dbt, s, mode, column_a
     assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
 
 
-@pytest.mark.parametrize("point", ["after_staging_write", "after_backup", "after_promote"])
-def test_failure_mid_build_leaves_readable_data(spark, dbt, s, point):
-    """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly."""
-    alias = f"crash_{point}"
-    v1 = make_table(spark, f"{s}.crash_v1_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
-    v2 = make_table(spark, f"{s}.crash_v2_{point}", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(7000)")
-    build(dbt, v1, alias, num_files=4)
+@pytest.mark.parametrize("swap,point", [("rename", "after_staging_write"), ("rename", "after_backup"),
+                                        ("rename", "after_promote"), ("location", "after_backup"),
+                                        ("location", "after_promote")])
+def test_failure_mid_build_leaves_readable_data(spark, dbt, s, swap, point):
+    """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly.
+    cluster_swap 'location' (a build location): a rebuild of the same columns points the table at
+    its new files in one update (after_promote: right after it), one that adds a column renames
+    the old table to the backup name first (after_backup)."""
+    alias = f"crash_{swap}_{point}"
+    extra = ", cast(id % 3 as int) as c" if swap == "location" and point == "after_backup" else ""
+    v1 = make_table(spark, f"{s}.{alias}_v1", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
+    v2 = make_table(spark, f"{s}.{alias}_v2", f"select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b{extra} from range(7000)")
+    build(dbt, v1, alias, num_files=4, swap=swap)
     with failing_at(spark, point) as hook_vars:
-        run = build(dbt, v2, alias, num_files=4, expect_success=False, extra_vars=hook_vars)
+        run = build(dbt, v2, alias, num_files=4, swap=swap, expect_success=False, extra_vars=hook_vars)
     assert f"injected failure at clustered_table.{point}" in "\n".join(run.messages)
     tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
     if point == "after_backup":
@@ -251,10 +258,57 @@ def test_failure_mid_build_leaves_readable_data(spark, dbt, s, point):
     else:
         assert_same_rows(spark, v1, f"{s}.{alias}")
     # The next run recovers whatever was left and builds v2; no sidecar table remains.
-    build(dbt, v2, alias, num_files=4)
+    build(dbt, v2, alias, num_files=4, swap=swap)
     assert_same_rows(spark, v2, f"{s}.{alias}")
     tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
     assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
+    # one directory is left, the live table's: the locations it replaced are gone
+    assert table_dirs(spark, s, alias) == [table_location(spark, f"{s}.{alias}").rsplit("/", 1)[1]]
+
+
+def table_location(spark, table):
+    [row] = [r for r in spark.sql(f"describe table extended {table}").collect() if r.col_name == "Location"]
+    return row.data_type.rstrip("/")
+
+
+def table_dirs(spark, s, alias):
+    """The directories of `alias` in the database's directory: its own and its builds'."""
+    [row] = [r for r in spark.sql(f"describe schema extended {s}").collect() if r.info_name == "Location"]
+    root = row.info_value.removeprefix("file:")
+    return sorted(d for d in os.listdir(root) if d == alias or d.startswith(alias + "__sc_"))
+
+
+def test_a_rebuild_with_cluster_swap_location_points_the_table_at_its_new_files(spark, dbt, s):
+    """cluster_swap 'location' (the default on an object store): every build writes its files
+    once, into a directory of their own beside the table, and the swap points the table there in
+    one metastore update, so no file moves. The table becomes external (Spark renames a managed
+    table by pointing it at the new name's default directory); its previous directory is deleted,
+    a rebuild that adds a column takes the rename path, and a user's rename keeps the rows."""
+    alias = "switched"
+    v1 = make_table(spark, f"{s}.switched_v1", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(3000)")
+    v2 = make_table(spark, f"{s}.switched_v2", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(4000)")
+    v3 = make_table(spark, f"{s}.switched_v3", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b, id % 2 as c from range(5000)")
+    build(dbt, v1, f"{alias}_managed", num_files=3)
+    info = {r.col_name: r.data_type for r in spark.sql(f"describe table extended {s}.{alias}_managed").collect()}
+    assert info["Type"] == "MANAGED" and info["Location"].endswith(f"/{alias}_managed"), info
+    spark.sql(f"alter table {s}.{alias}_managed rename to {s}.{alias}")
+    # what a build that died before registering its staging table leaves: deleted by the next swap
+    [row] = [r for r in spark.sql(f"describe schema extended {s}").collect() if r.info_name == "Location"]
+    orphan = os.path.join(row.info_value.removeprefix("file:"), f"{alias}__sc_build_deadbeef")
+    os.makedirs(orphan)
+    open(os.path.join(orphan, "part-00000.parquet"), "wb").close()
+    locations = []
+    for source in (v1, v2, v3):
+        build(dbt, source, alias, num_files=3, swap="location")
+        assert_same_rows(spark, source, f"{s}.{alias}")
+        info = {r.col_name: r.data_type for r in spark.sql(f"describe table extended {s}.{alias}").collect()}
+        location = info["Location"].rstrip("/")
+        assert f"/{alias}__sc_build_" in location and info["Type"] == "EXTERNAL", info
+        assert table_dirs(spark, s, alias) == [location.rsplit("/", 1)[1]]
+        locations.append(location)
+    assert len(set(locations)) == 3, locations
+    spark.sql(f"alter table {s}.{alias} rename to {s}.{alias}_renamed")
+    assert_same_rows(spark, v3, f"{s}.{alias}_renamed")
 
 
 def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):

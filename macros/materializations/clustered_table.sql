@@ -43,13 +43,14 @@
     {%- if table_format -%}
         {{ spark_clustering._replace_format_table(target_relation, existing, plan, cfg) }}
     {%- else -%}
+        {%- set build_location = spark_clustering._build_location(target_relation, cfg) -%}
         {% call statement('main') -%}
-            {{ spark_clustering._create_clustered_table_as(staging, plan.select_sql, cfg) }}
+            {{ spark_clustering._create_clustered_table_as(staging, plan.select_sql, cfg, build_location) }}
         {%- endcall %}
         {{ spark_clustering._test_hook('clustered_table.after_staging_write') }}
 
         {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
-            valid through the rename swap (file sizes and modification times do not change); their
+            valid through the swap (the files do not move, or move with their directory); their
             per-file row counts are what the copy's row count is checked with -#}
         {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
         {{ spark_clustering._validate_staging(staging, plan, cfg, file_stats) }}

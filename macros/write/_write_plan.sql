@@ -291,8 +291,10 @@
 
 {#- CREATE TABLE ... AS with the model's dbt-spark table options (format, options, tblproperties,
     partition_by, comment). A `location_root` table gets a fresh directory per build, because the
-    current table still owns `<location_root>/<alias>` until the swap. -#}
-{% macro _create_clustered_table_as(relation, select_sql, cfg) %}
+    current table still owns `<location_root>/<alias>` until the swap; so does a managed table when
+    `build_location` is given (_build_location): its files are written once, where the table will
+    read them, and the swap only points the table there. -#}
+{% macro _create_clustered_table_as(relation, select_sql, cfg, build_location=none) %}
     {%- set location_root = config.get('location_root') -%}
     create table {{ relation }}
     using {{ cfg.file_format }}
@@ -301,8 +303,48 @@
     {{ partition_cols(label="partitioned by") }}
     {%- if location_root %}
     location {{ spark_clustering._sql_literal(location_root ~ '/' ~ model['alias'] ~ '__sc_' ~ invocation_id[:8], 'location_root') }}
+    {%- elif build_location %}
+    location {{ spark_clustering._sql_literal(build_location, 'build location') }}
     {%- endif %}
     {{ comment_clause() }}
     as
     {{ select_sql }}
+{% endmacro %}
+
+
+{#- Where a clustered table's new files go when they are built aside at a build location:
+    `<database location>/<alias>__sc_build_<run>`, beside the table, as an external staging table,
+    so that the swap (the jar's swap_staging_table) points the table there in one metastore update
+    instead of renaming a managed table's directory, which on an object store copies every file.
+    Config `cluster_swap` (or under `meta`): `auto` (default) builds aside where the database lies
+    on an object store (_object_store_schemes), `location` always, `rename` never (the table stays
+    managed). none also for a `location_root` table (already built aside, at its own directories),
+    for a partitioned one (each partition has its own location) and without the jar. -#}
+{% macro _build_location(target, cfg) %}
+    {%- set swap = config.get('cluster_swap') -%}
+    {%- if swap is none -%}{%- set swap = (config.get('meta') or {}).get('cluster_swap') -%}{%- endif -%}
+    {%- set swap = spark_clustering._require_choice('cluster_swap', 'auto' if swap is none else swap, ['auto', 'location', 'rename']) -%}
+    {%- if swap == 'rename' or config.get('location_root') -%}{{ return(none) }}{%- endif -%}
+    {%- if cfg.partition_by or not spark_clustering._has_extension_function('swap_staging_table') -%}
+        {%- if swap == 'location' -%}
+            {{ spark_clustering._config_error('cluster_swap', swap, ("a partitioned table cannot be switched to a new location (each partition has its own); use 'rename' or 'auto'"
+                if cfg.partition_by else "the swap by location needs the Spark extension (spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions); use 'rename' or 'auto'")) }}
+        {%- endif -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set rows = run_query('describe schema extended ' ~ target.schema).rows -%}
+    {%- for row in rows if (row[0] | lower) == 'location' -%}
+        {%- set database_location = row[1].rstrip('/') -%}
+        {%- if swap == 'auto' and (database_location.split(':')[0] | lower) not in spark_clustering._object_store_schemes() -%}
+            {{ return(none) }}
+        {%- endif -%}
+        {{ return(database_location ~ '/' ~ (model['alias'] | lower) ~ '__sc_build_' ~ invocation_id[:8]) }}
+    {%- endfor -%}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{#- File-system schemes of object stores, where a rename copies every byte. -#}
+{% macro _object_store_schemes() %}
+    {{ return(['s3', 's3a', 's3n', 'gs', 'abfs', 'abfss', 'wasb', 'wasbs', 'oss', 'cos', 'cosn', 'obs']) }}
 {% endmacro %}

@@ -10,6 +10,7 @@
     file_format=var('case_format', 'parquet'),
     partition_by=var('case_partition_by', none),
     cluster_validate=var('case_validate', none),
+    cluster_swap=var('case_swap', none),
     alias=var('case_alias', 'cluster_case'),
     location_root=var('case_location_root', none),
     cluster_file_stats=var('case_file_stats', none),

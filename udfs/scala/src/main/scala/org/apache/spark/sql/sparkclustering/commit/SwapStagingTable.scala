@@ -1,11 +1,12 @@
 package org.apache.spark.sql.sparkclustering
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.{CommandUtils, LeafRunnableCommand}
-import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.types.{DataType, LongType, StringType}
 
 /** `select * from drop_sidecar_table('db.t__sc_backup')`: drop one of the package's own sidecar
  *  tables (`__sc_backup`, `__sc_staging`, `__sc_recluster`) together with its files, which DROP
@@ -47,16 +48,36 @@ object DropSidecarTable {
     val liveLocation = ReclusterFiles.tableIfExists(spark, live).map(l => fs.makeQualified(ReclusterFiles.location(l)).toString)
     val qualified = fs.makeQualified(loc).toString
     val inside = liveLocation.exists(l => l == qualified || l.startsWith(qualified.stripSuffix("/") + "/"))
-    if (!inside && fs.exists(loc) && fs.delete(loc, true)) 1L else 0L
+    if (inside) {
+      // a staging table whose location the live table switched to: the switch happened, and the
+      // location it replaced (recorded before it) is what is left to delete
+      val replaced = t.properties.get(SwapStagingTable.ReplacesLocation).map(new Path(_))
+      replaced.filterNot(r => liveLocation.contains(fs.makeQualified(r).toString))
+        .map(r => if (fs.delete(r, true)) 1L else 0L).getOrElse(0L)
+    } else if (fs.exists(loc) && fs.delete(loc, true)) 1L else 0L
   }
 }
 
 /** `select * from swap_staging_table('db.t', lease_token, what)`: clustered_table's swap in one
- *  call, the steps and order of the SQL path (macros/write/swap_relation.sql) without a round trip
- *  each: check the lease, rename `db.t` to `db.t__sc_backup`, rename the validated
- *  `db.t__sc_staging` to `db.t`, drop the backup with its files, release the lease. A crash
- *  between two steps leaves what the SQL path leaves, and recover_swap finishes or rolls it back.
- *  An empty token: no lease. One row (replaced: 1 when a table was replaced, backup_deleted). */
+ *  call, after checking the lease and before releasing it. An empty token: no lease. One row
+ *  (replaced: 1 when a table was replaced, backup_deleted).
+ *
+ *  A staging table at a build location (EXTERNAL, at `<database>/<t>__sc_build_<run>`: config
+ *  cluster_swap, macros/write/_write_plan.sql) replaces a `t` of the same format and columns, with
+ *  no partitions, by ONE metastore update: `t` becomes an external table over the staging table's
+ *  files, where they were written (no file moves, so on an object store no object is copied), with
+ *  the staging table's properties. Readers see the old files or the new ones, and `t` never goes
+ *  missing. Then the staging table's metadata and the location `t` had (recorded on the staging
+ *  table first, for recovery) are dropped. External, because Spark renames a managed table by
+ *  pointing it at the new name's default directory, which would leave its files behind.
+ *
+ *  Otherwise: rename `t` to `t__sc_backup`, rename the staging table to `t`, drop the backup with its
+ *  files: the steps of the SQL path (macros/write/swap_relation.sql) without a round trip each. On
+ *  an object store the rename of a managed table copies its directory; the rename of an external
+ *  one (a staging table at a build location or at a `location_root`) copies nothing.
+ *
+ *  A crash between two steps leaves what recover_swap (macros/write/recover_swap.sql) finishes or
+ *  rolls back. */
 case class SwapStagingTable(tableName: String, token: String, what: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("replaced", LongType, nullable = false)(),
@@ -79,23 +100,85 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
     if (existing.exists(_.tableType == CatalogTableType.VIEW)) {
       throw SparkClusteringErrors.invalidArgument(f, s"$target is a view; drop it first")
     }
-    existing.foreach { _ =>
-      rename(session, target, backup)
-      ReclusterFiles.pausePoint(spark, "clustered_table.after_backup")
+    val switchable = existing.filter(e => SwapStagingTable.isAtBuildLocation(staged, target) && SwapStagingTable.sameShape(e, staged))
+    val deleted = switchable match {
+      case Some(e) => switchLocation(session, e, staged)
+      case None =>
+        existing.foreach { _ =>
+          rename(session, target, backup)
+          ReclusterFiles.pausePoint(spark, "clustered_table.after_backup")
+        }
+        rename(session, staging, target)
+        ReclusterFiles.pausePoint(spark, "clustered_table.after_promote")
+        if (existing.isDefined) DropSidecarTable.drop(spark, backup.unquotedString)._2 else 0L
     }
-    rename(session, staging, target)
-    ReclusterFiles.pausePoint(spark, "clustered_table.after_promote")
-    val deleted = if (existing.isDefined) DropSidecarTable.drop(spark, backup.unquotedString)._2 else 0L
+    if (SwapStagingTable.isAtBuildLocation(staged, target)) SwapStagingTable.deleteOtherBuilds(spark, staged, target)
     if (token.nonEmpty) TableLease.release(token)
     Seq(Row(if (existing.isDefined) 1L else 0L, deleted))
+  }
+
+  /** Points `e` at the staging table's location in one metastore update, then drops the staging
+   *  table's metadata and the location `e` had. 1 if that location was deleted. */
+  private def switchLocation(session: org.apache.spark.sql.classic.SparkSession, e: CatalogTable,
+                             staged: CatalogTable): Long = {
+    val catalog = session.sessionState.catalog
+    val replaced = ReclusterFiles.location(e)
+    // recorded first, so that recovery after a crash right after the switch deletes it
+    catalog.alterTable(staged.copy(properties = staged.properties + (SwapStagingTable.ReplacesLocation -> replaced.toString)))
+    forget(session, e.identifier)
+    catalog.alterTable(e.copy(
+      tableType = CatalogTableType.EXTERNAL,
+      storage = staged.storage,
+      properties = staged.properties,
+      comment = staged.comment,
+      stats = None))
+    if (e.stats.isDefined) catalog.alterTableStats(e.identifier, None)
+    ReclusterFiles.pausePoint(session, "clustered_table.after_promote")
+    DropSidecarTable.drop(session, TableIdentifier(staged.identifier.table, staged.identifier.database).unquotedString)._2
   }
 
   /** What ALTER TABLE ... RENAME TO does, less its cache lookup (which resolves the table and lists
    *  its files): drop cached data of the old name (a cached plan of `db.t` would otherwise answer
    *  for the table that takes the name and the location next), forget its relation, rename. */
   private def rename(session: org.apache.spark.sql.classic.SparkSession, from: TableIdentifier, to: TableIdentifier): Unit = {
-    CommandUtils.uncacheTableOrView(session, from)
-    session.sessionState.catalog.refreshTable(from)
+    forget(session, from)
     session.sessionState.catalog.renameTable(from, to)
   }
+
+  private def forget(session: org.apache.spark.sql.classic.SparkSession, ident: TableIdentifier): Unit = {
+    CommandUtils.uncacheTableOrView(session, ident)
+    session.sessionState.catalog.refreshTable(ident)
+  }
+}
+
+object SwapStagingTable {
+  /** On a staging table at a build location: the location of the table it replaced by a switch. */
+  val ReplacesLocation = "spark_clustering.replaces_location"
+
+  /** The directory name of a build location of table `t`: `<t>__sc_build_<run>`. */
+  def buildDirPrefix(table: String): String = table.toLowerCase + "__sc_build_"
+
+  def isAtBuildLocation(staged: CatalogTable, target: TableIdentifier): Boolean =
+    staged.tableType == CatalogTableType.EXTERNAL &&
+      ReclusterFiles.location(staged).getName.toLowerCase.startsWith(buildDirPrefix(target.table))
+
+  /** Build locations of `t` other than the live one: left by a build that died before its staging
+   *  table was registered. The table's name lease (held by the swap) keeps other builds out. */
+  def deleteOtherBuilds(spark: SparkSession, staged: CatalogTable, target: TableIdentifier): Unit = {
+    val live = ReclusterFiles.location(staged)
+    val fs = live.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val builds = Option(fs.globStatus(new Path(live.getParent, buildDirPrefix(target.table) + "*"))).getOrElse(Array.empty)
+    builds.map(_.getPath).filter(p => fs.makeQualified(p) != fs.makeQualified(live)).foreach(p => fs.delete(p, true))
+  }
+
+  /** A table that the staging table can replace by a switch of its location alone: same format,
+   *  columns and types, neither partitioned (each partition has its own location) nor bucketed. */
+  def sameShape(e: CatalogTable, staged: CatalogTable): Boolean =
+    (e.tableType == CatalogTableType.MANAGED || e.tableType == CatalogTableType.EXTERNAL) &&
+      e.provider.map(_.toLowerCase) == staged.provider.map(_.toLowerCase) &&
+      e.partitionColumnNames.isEmpty && staged.partitionColumnNames.isEmpty &&
+      e.bucketSpec.isEmpty && staged.bucketSpec.isEmpty &&
+      e.schema.length == staged.schema.length &&
+      e.schema.zip(staged.schema).forall { case (a, b) =>
+        a.name == b.name && DataType.equalsIgnoreNullability(a.dataType, b.dataType) }
 }

@@ -250,12 +250,20 @@ object FileStatsSidecar {
     g.writeEndObject()
   }
 
-  /** Publish one generation: written under a `.tmp-` name, then renamed into place. */
+  /** Publish one generation: written under a `.tmp-` name, then renamed into place; on an object
+   *  store, where a rename is a copy and an object appears only once its upload completed, written
+   *  under its own name. */
   private[sparkclustering] def writeGeneration(conf: Configuration, root: Path, lines: Iterator[String]): Path = {
     val dir = new Path(root, SidecarDir)
     val fs = dir.getFileSystem(conf)
-    fs.mkdirs(dir)
     val name = s"stats-${System.currentTimeMillis()}-${UUID.randomUUID()}.json"
+    if (ObjectStore.is(fs)) {
+      val target = new Path(dir, name)
+      val out = fs.create(target, false)
+      try lines.foreach(l => out.write((l + "\n").getBytes(StandardCharsets.UTF_8))) finally out.close()
+      return target
+    }
+    fs.mkdirs(dir)
     val tmp = new Path(dir, TmpPrefix + name)
     val out = fs.create(tmp, false)
     try lines.foreach(l => out.write((l + "\n").getBytes(StandardCharsets.UTF_8))) finally out.close()
