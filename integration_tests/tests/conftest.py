@@ -118,7 +118,7 @@ def dbt(spark, dbt_schema):
 # with --durations: scheduled first, so with 2 workers (scripts/test) none of them is left running
 # alone at the end. Every other module keeps its place.
 SLOW_MODULES = ["test_recluster_kill", "test_format_tables_killed", "test_data_skipping", "test_skipping_read_settings", "test_concurrent_dbt",
-                "test_commit_races", "test_cluster_e2e", "test_skipping_three_valued"]
+                "test_commit_races", "test_cluster_e2e", "test_skipping_three_valued", "test_object_store"]
 
 
 def pytest_collection_modifyitems(items):

@@ -159,3 +159,43 @@ def test_without_conditional_create_the_lease_refuses_to_work(spark, s3):
     assert "If-None-Match" in text and "fs.s3a.create.conditional.enabled is false" in text, text[:2000]
     assert "spark.hadoop.fs.s3a.create.conditional.enabled=true" in text, text[:2000]
     assert not [k for k in s3.keys(NO_CONDITIONAL_CREATE_BUCKET) if "/lease." in k]
+
+
+def test_a_file_replaced_with_the_same_size_and_mtime_is_not_taken_for_the_old_one(spark, s3, s3_schema):
+    """The statistics sidecar keys a file by path, size and modification time, and on S3 the mtime
+    resolves to the second: an object rewritten within the second its entry was written for, with
+    content of the same size, matched that entry, and its stale bounds skipped it wrongly. Entries
+    carry the object's ETag where S3A lists one, and answer only for the same ETag. Here one file's
+    object is replaced by another file's bytes (same size, other values), and the entry's mtime is
+    set to the new object's, as a rewrite within the same second leaves it."""
+    table = f"{s3_schema}.replaced"
+    spark.sql(f"drop table if exists {table}")
+    # uncompressed, one file per insert: two files of the same size, with other values
+    spark.sql(f"create table {table} (id bigint) using parquet options ('compression' = 'uncompressed')")
+    spark.sql(f"insert into {table} select /*+ COALESCE(1) */ id from range(0, 100)")
+    spark.sql(f"insert into {table} select /*+ COALESCE(1) */ id + 5000 from range(0, 100)")
+    spark.sql(f"select * from write_file_stats('{table}')").collect()
+    prefix = table_location(spark, table).split(f"s3a://{BUCKET}/", 1)[1] + "/"
+    client = s3.client()
+    data = sorted(k for k in s3.keys(BUCKET, prefix) if k.endswith(".parquet") and "/_sc_" not in k)
+    [sidecar_key] = [k for k in s3.keys(BUCKET, prefix + "_sc_file_stats/") if k.endswith(".json")]
+    entries = [json.loads(x) for x in client.get_object(Bucket=BUCKET, Key=sidecar_key)["Body"].read().decode().splitlines()]
+    assert len(entries) == 2 and all(e.get("etag") for e in entries), entries
+    low = next(e for e in entries if e["cols"]["id"]["max"] == "99")
+    low_key = prefix + low["path"]
+    high_key = next(k for k in data if k != low_key)
+    high_bytes = client.get_object(Bucket=BUCKET, Key=high_key)["Body"].read()
+    assert len(high_bytes) == low["size"], "the two files must have the same size for this adversary"
+    client.put_object(Bucket=BUCKET, Key=low_key, Body=high_bytes)
+    jvm = spark._jvm
+    path = jvm.org.apache.hadoop.fs.Path(f"s3a://{BUCKET}/{low_key}")
+    status = path.getFileSystem(spark._jsc.hadoopConfiguration()).getFileStatus(path)
+    low["mtime"] = status.getModificationTime()
+    client.put_object(Bucket=BUCKET, Key=sidecar_key, Body="".join(json.dumps(e) + "\n" for e in entries).encode())
+    spark.sql(f"refresh table {table}")
+    query = f"select count(*) from {table} where id >= 5000"
+    assert spark.sql(query).first()[0] == 200
+    summary = skipping_summary(spark.sql(f"explain {query}").first()[0])
+    assert summary["kept"] == summary["total"] == 2, summary
+    with confs(spark, {"spark.sparkclustering.skipping.enabled": "false"}):
+        assert spark.sql(query).first()[0] == 200

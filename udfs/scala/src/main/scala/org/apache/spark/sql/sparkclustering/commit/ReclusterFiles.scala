@@ -41,7 +41,8 @@ object ReclusterFiles {
   def isHidden(name: String): Boolean =
     (name.startsWith("_") && !name.contains("=")) || name.startsWith(".")
 
-  case class DataFile(path: Path, size: Long, modificationTime: Long) {
+  /** `etag`: the store's ETag of the content, where the listing gives one. */
+  case class DataFile(path: Path, size: Long, modificationTime: Long, etag: Option[String] = None) {
     /** Exactly what `_metadata.file_path` reports, so SQL can join on it: the URL-encoded URI,
      *  without the empty authority Hadoop writes for local files (`file:/x`, not `file:///x`). */
     def filePath: String = {
@@ -107,7 +108,7 @@ object ReclusterFiles {
       val qualified = root.getFileSystem(conf).makeQualified(root)
       visibleFiles(conf, qualified).foreach { case (status, _) =>
         seen.getOrElseUpdate(status.getPath.toString,
-          DataFile(status.getPath, status.getLen, status.getModificationTime))
+          DataFile(status.getPath, status.getLen, status.getModificationTime, FileStatsStore.etagOf(status)))
       }
     }
     seen.values.toSeq

@@ -21,7 +21,7 @@ import org.apache.spark.unsafe.types.UTF8String
 /**
  * The statistics sidecar of a table: `<root>/_sc_file_stats/stats-<epochMillis>-<uuid>.json`,
  * generations of JSON lines, one entry per data file (its path relative to the table's root, size,
- * modification time, row count, the read settings it was computed under, and per column min / max /
+ * modification time, the store's ETag where the listing gives one, row count, the read settings it was computed under, and per column min / max /
  * NULL count, exact), written by `write_file_stats`. Generations are merged oldest first; a writer
  * publishes a new one by rename and deletes only the generations it read.
  */
@@ -51,7 +51,12 @@ object FileStatsSidecar {
   private[sparkclustering] final case class EntryColumn(dataType: String, stats: ColumnStats)
 
   private[sparkclustering] final case class Entry(key: EntryKey, rows: Long, ctx: String,
-      columns: Map[String, EntryColumn]) {
+      columns: Map[String, EntryColumn], etag: Option[String] = None) {
+
+    /** For a file listed with this ETag (None: the listing gives none): an entry written with an
+     *  ETag answers only for the same one, so a file rewritten within the second its mtime
+     *  resolves to, or copied with its mtime kept, is never taken for the one it replaced. */
+    def sameContent(listedEtag: Option[String]): Boolean = etag.isEmpty || listedEtag.isEmpty || etag == listedEtag
 
     /** `fields`: the table's recordable columns. */
     def toFileStats(fields: Seq[StructField]): FileStats = {
@@ -172,7 +177,8 @@ object FileStatsSidecar {
       val nulls = Option(c.get("nulls")).filterNot(_.isNull).map(_.asText.toLong)
       e.getKey -> EntryColumn(typeName, ColumnStats(bound("min"), bound("max"), nulls))
     }.toMap
-    Some(Entry(key, req("rows").asText.toLong, req("ctx").textValue, cols))
+    val etag = Option(n.get("etag")).filterNot(_.isNull).map(_.textValue).filter(e => e != null && e.nonEmpty)
+    Some(Entry(key, req("rows").asText.toLong, req("ctx").textValue, cols, etag))
   }
 
   // Typed encoding that round-trips exactly: integers as decimal text, floats as their raw IEEE
@@ -234,6 +240,7 @@ object FileStatsSidecar {
     g.writeStringField("path", e.key.path)
     g.writeNumberField("size", e.key.size)
     g.writeNumberField("mtime", e.key.modificationTime)
+    e.etag.foreach(g.writeStringField("etag", _))
     g.writeNumberField("rows", e.rows)
     g.writeStringField("ctx", e.ctx)
     g.writeObjectFieldStart("cols")
@@ -308,7 +315,8 @@ private[sparkclustering] final class SidecarStatsSource(conf: Configuration, roo
       // the innermost root that holds a file answers first (roots come sorted so)
       roots.iterator.filter(_ => FileStatsStore.hasMtime(file)).flatMap { root =>
         relativePath(root, file.getPath).flatMap(rel =>
-          sidecarOf(root).entries.get(EntryKey(rel, file.getLen, file.getModificationTime)))
+          sidecarOf(root).entries.get(EntryKey(rel, file.getLen, file.getModificationTime))
+            .filter(_.sameContent(FileStatsStore.etagOf(file))))
       }.find(_.ctx == ctx.sidecarContext).map(_.toFileStats(fields))
     }
 }

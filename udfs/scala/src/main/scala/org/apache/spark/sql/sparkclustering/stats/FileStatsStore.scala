@@ -52,6 +52,14 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
    *  the statistics of an older file of the same name and size, so such files are always read. */
   private[sparkclustering] def hasMtime(f: FileStatus): Boolean = f.getModificationTime > 0
 
+  /** The store's ETag of the file's content where the listing gives one (S3A, ABFS): part of every
+   *  key next to size and mtime, since an object store's mtime has a resolution of one second and a
+   *  copy (`cp -p`) can keep it, while another content has another ETag. */
+  private[sparkclustering] def etagOf(f: FileStatus): Option[String] = f match {
+    case e: org.apache.hadoop.fs.EtagSource => Option(e.getEtag).filter(_.nonEmpty)
+    case _ => None
+  }
+
   private def lookup(spark: SparkSession, roots: Seq[Path], ctx: ReadContext, dataSchema: StructType,
       listed: Seq[FileStatus]): StatsLookup = {
     val files = listed.toIndexedSeq // indexed below: a List would make every lookup O(files)
@@ -109,7 +117,8 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
     private def sameFiles(a: IndexedSeq[FileStatus], b: IndexedSeq[FileStatus]): Boolean =
       a.length == b.length && a.indices.forall { i =>
         val (x, y) = (a(i), b(i))
-        (x eq y) || (x.getLen == y.getLen && x.getModificationTime == y.getModificationTime && x.getPath == y.getPath)
+        (x eq y) || (x.getLen == y.getLen && x.getModificationTime == y.getModificationTime && x.getPath == y.getPath &&
+          etagOf(x) == etagOf(y))
       }
   }
 

@@ -110,7 +110,7 @@ object Footers {
   }
 
   private object FooterCache {
-    final case class Key(path: String, size: Long, modificationTime: Long)
+    final case class Key(path: String, size: Long, modificationTime: Long, etag: Option[String])
     private var capacity = SparkClusteringConf.SkippingCacheFiles.default
     private val entries = new java.util.LinkedHashMap[Key, Footer](1024, 0.75f, true) {
       override def removeEldestEntry(e: java.util.Map.Entry[Key, Footer]): Boolean = size() > capacity
@@ -168,7 +168,7 @@ object Footers {
       case None => _ => throw new IOException(s"no footer statistics for format $format")
     }
     def cacheKey(f: FileStatus) =
-      Some(FooterCache.Key(f.getPath.toString, f.getLen, f.getModificationTime)).filter(_ => FileStatsStore.hasMtime(f))
+      Some(FooterCache.Key(f.getPath.toString, f.getLen, f.getModificationTime, FileStatsStore.etagOf(f))).filter(_ => FileStatsStore.hasMtime(f))
     def readOne(f: FileStatus): Option[Footer] = {
       cacheKey(f).flatMap(FooterCache.get).orElse {
         // any failure (unreadable, not this format, encrypted, vanished) only costs the skipping;

@@ -61,8 +61,8 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     val ctx = ReadContext(spark, format, options)
     val columns = dataSchema.fields.toSeq.filter(recordable(_))
     val existing = try readSidecarCached(conf, root) catch { case NonFatal(_) => Sidecar.Empty }
-    val kept = if (rebuild) Map.empty[EntryKey, Entry] else files.flatMap { case (key, _) =>
-      existing.entries.get(key).filter(_.covers(ctx.sidecarContext, columns)).map(key -> _)
+    val kept = if (rebuild) Map.empty[EntryKey, Entry] else files.flatMap { case (key, d) =>
+      existing.entries.get(key).filter(e => e.covers(ctx.sidecarContext, columns) && e.etag == d.etag).map(key -> _)
     }.toMap
     val toScan = files.filterNot { case (key, _) => kept.contains(key) }
     // per file, the columns its footer proves exactly (none when it could not be read, and none
@@ -83,7 +83,11 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
           key -> e.copy(columns = proven.get(key).map(_.columns).getOrElse(Map.empty) ++ e.columns)
         }
 
-    val entries = files.flatMap { case (key, _) => kept.get(key).orElse(fromFooters.get(key)).orElse(scanned.get(key)) }
+    // the ETag of the content as listed (a file that changed after the listing gets no entry from
+    // the scan, whose size and mtime must match the listing's)
+    val entries = files.flatMap { case (key, d) =>
+      kept.get(key).orElse(fromFooters.get(key).orElse(scanned.get(key)).map(_.copy(etag = d.etag)))
+    }
     val unchanged = toScan.isEmpty && existing.read.size == 1 && existing.entries.size == entries.size
     val published = if (unchanged) existing.read.head else {
       val types = columns.map(c => c.name -> c.dataType).toMap
