@@ -67,14 +67,15 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
     val fields = dataSchema.fields.toSeq.filter(recordable(_))
     val qualifiedRoots = roots.flatMap(r => Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(r => -r.toUri.getPath.length) // the innermost root that holds a file answers first
-    // one listing of each root's sidecar per call: the only file-system access when nothing changed
-    val sidecar = new SidecarStatsSource(conf, qualifiedRoots)
-
-    // The same files (path, size, mtime), sidecar generations, columns and read settings as a
-    // previous call give the same statistics: answer from the memo, without touching every file.
-    val memoKey = LookupMemo.Key(qualifiedRoots, fields, ctx, sidecar.signature)
+    // The same files (path, size, mtime, ETag), columns and read settings as a previous call give
+    // the same statistics: answered from the memo. When that call took every file from the sidecar
+    // (exact), without touching the store: a newer sidecar generation describes the same contents
+    // alike (on S3 a LIST of the sidecar directory per query saved). Otherwise only while the
+    // sidecar's generations are the same, so statistics written since replace footers' at once.
+    lazy val sidecar = new SidecarStatsSource(conf, qualifiedRoots) // lists each root's sidecar once
+    val memoKey = LookupMemo.Key(qualifiedRoots, fields, ctx)
     if (files.forall(hasMtime)) {
-      LookupMemo.get(memoKey, files).foreach(found => return found.copy(footerReadNanos = 0L))
+      LookupMemo.get(memoKey, files, sidecar.signature).foreach(found => return found.copy(footerReadNanos = 0L))
     }
 
     // the sidecar first (exact), the footers of the files it does not cover
@@ -89,26 +90,28 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
     val found = StatsLookup(result.toIndexedSeq.map(_.getOrElse(FileStats.Unknown)), files.size - pending.size,
       pending.size - unknown, unknown, footerReadNanos)
     // a file without mtime is read every time (hasMtime); a failed footer read is retried next time
-    if (files.forall(hasMtime) && unknown == 0) LookupMemo.put(memoKey, files, found)
+    if (files.forall(hasMtime) && unknown == 0) LookupMemo.put(memoKey, files, sidecar.signature, found)
     found
   }
 
-  /** The last answers of `lookup`, per table (roots + columns + settings + sidecar generations),
-   *  with the files they were for. */
+  /** The last answers of `lookup`, per table (roots + columns + settings), with the files and the
+   *  sidecar generations they were for. */
   private object LookupMemo {
-    final case class Key(roots: Seq[Path], fields: Seq[StructField], ctx: ReadContext,
-        sidecarGenerations: Seq[Seq[(String, Long, Long)]])
-    private final case class Answer(files: IndexedSeq[FileStatus], lookup: StatsLookup)
+    final case class Key(roots: Seq[Path], fields: Seq[StructField], ctx: ReadContext)
+    private final case class Answer(files: IndexedSeq[FileStatus], sidecarGenerations: Seq[Seq[(String, Long, Long)]],
+        lookup: StatsLookup)
     private val capacity = 64
     private val answers = new java.util.LinkedHashMap[Key, Answer](16, 0.75f, true) {
       override def removeEldestEntry(e: java.util.Map.Entry[Key, Answer]): Boolean = size() > capacity
     }
 
-    def get(key: Key, files: IndexedSeq[FileStatus]): Option[StatsLookup] =
-      synchronized(Option(answers.get(key))).filter(a => sameFiles(a.files, files)).map(_.lookup)
+    def get(key: Key, files: IndexedSeq[FileStatus], sidecarGenerations: => Seq[Seq[(String, Long, Long)]]): Option[StatsLookup] =
+      synchronized(Option(answers.get(key))).filter(a => sameFiles(a.files, files))
+        .filter(a => a.lookup.fromSidecar == files.size || a.sidecarGenerations == sidecarGenerations).map(_.lookup)
 
-    def put(key: Key, files: IndexedSeq[FileStatus], lookup: StatsLookup): Unit =
-      synchronized(answers.put(key, Answer(files, lookup)))
+    def put(key: Key, files: IndexedSeq[FileStatus], sidecarGenerations: Seq[Seq[(String, Long, Long)]],
+            lookup: StatsLookup): Unit =
+      synchronized(answers.put(key, Answer(files, sidecarGenerations, lookup)))
 
     def clear(): Unit = synchronized(answers.clear())
 
@@ -196,6 +199,10 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
 
   /** For tests: forget every cached footer, sidecar and lookup. */
   def clearCaches(): Unit = { Footers.clearCache(); SidecarCache.clear(); LookupMemo.clear() }
+
+  /** After this driver wrote a sidecar generation: the next lookup of every table lists its sidecar
+   *  again (a rebuilt sidecar, `rebuild: true`, replaces what the memo answered from at once). */
+  private[sparkclustering] def forgetLookups(): Unit = LookupMemo.clear()
 
   /** "parquet" or "orc" for a table Spark reads through its file source. */
   private[sparkclustering] def formatOf(t: CatalogTable): Option[String] = {

@@ -95,6 +95,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       // every generation read here is subsumed by the new one; a concurrent writer's is not touched
       existing.read.foreach(p => Try(p.getFileSystem(conf).delete(p, false)))
       deleteStaleTemporaries(conf, root)
+      FileStatsStore.forgetLookups()
       path
     }
     Seq(Row(tableName, files.size.toLong, toScan.size.toLong, published.toString, elapsed,
