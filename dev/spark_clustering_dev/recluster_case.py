@@ -38,7 +38,17 @@ def location(spark, table) -> Path:
 
 def leftovers(spark, schema, alias) -> list[str]:
     """Staging directories and the staging table a recluster leaves when it does not finish."""
-    found = sorted(p.name for p in location(spark, f"{schema}.{alias}").rglob("_sc_recluster_*"))
+    rows = spark.sql(f"describe table extended {schema}.{alias}").collect()
+    uri = next(r[1] for r in rows if r[0] == "Location")
+    if uri.startswith("file:") or "://" not in uri:
+        found = sorted(p.name for p in location(spark, f"{schema}.{alias}").rglob("_sc_recluster_*"))
+    else:  # an object store: the staging directories among the keys below the table's location
+        path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+        files = path.getFileSystem(spark._jsc.hadoopConfiguration()).listFiles(path, True)
+        names = set()
+        while files.hasNext():
+            names.update(part for part in str(files.next().getPath().toString()).split("/") if part.startswith("_sc_recluster_"))
+        found = sorted(names)
     if f"{alias}__sc_recluster" in {r[1] for r in spark.sql(f"show tables in {schema}").collect()}:
         found.append(f"table {alias}__sc_recluster")
     return found

@@ -4,7 +4,8 @@ tests/test_recluster_kill.py).
 
     python -m harness.recluster_child '<json plan>'
 
-plan: {"work": dir, "schema": s, "with_jar": true, "table_format": "hive" (the session's, as
+plan: {"work": dir, "schema": s, "schema_location": uri (optional: the database's location, e.g. in
+a bucket; the child reaches S3 through SPARK_CLUSTERING_S3_ENDPOINT), "with_jar": true, "table_format": "hive" (the session's, as
 spark_clustering_dev.spark.TABLE_FORMATS), "steps": [step, ...]} with each step one of
     {"dbt": [args...], "vars": {...}}           run dbt in-process (the killed step pauses inside)
     {"dbt": [...], "vars": {...}, "expect_failure": true}
@@ -34,7 +35,8 @@ def main(plan: dict) -> None:
     spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child", with_jar=plan.get("with_jar", True),
                       table_format=plan.get("table_format", "hive"))
     schema = plan["schema"]
-    spark.sql(f"create database if not exists {schema}")
+    location = f" location '{plan['schema_location']}'" if plan.get("schema_location") else ""
+    spark.sql(f"create database if not exists {schema}{location}")
     for step in plan["steps"]:
         if "dbt" in step and step.get("expect_failure"):
             run = run_dbt(step["dbt"], schema=schema, vars=step.get("vars"), expect_success=False)

@@ -22,6 +22,7 @@ import time
 import pytest
 
 from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.s3 import S3_ENDPOINT_ENV
 
 ALIAS = "rc_kill"
 SCHEMA = "it_recluster_kill"
@@ -49,9 +50,9 @@ def model_vars(start, end, **extra):
             "rc_recluster": GATE, **extra}
 
 
-def run_child(plan: dict, kill_at: str | None) -> tuple[int, str]:
+def run_child(plan: dict, kill_at: str | None, env: dict | None = None) -> tuple[int, str]:
     """Run the child; with kill_at, SIGKILL its process group once it reports pausing there."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session", **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)],
                             cwd=INTEGRATION_TESTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
@@ -193,3 +194,56 @@ def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(work):
     check = check_line(output)
     assert check["rows_match"] and check["leftovers"] == [], check
     assert [t for t in after_recovery if t.startswith(ALIAS)] == [ALIAS], after_recovery
+
+
+def test_kill_in_a_build_swapped_by_location_on_s3_loses_nothing(work, s3):
+    """A clustered_table build in a bucket (cluster_swap auto: written at a build location, swapped
+    by one metastore update), killed before its staging table is validated and again right after
+    the update (before the staging table's metadata and the replaced location are dropped). After
+    each kill the table answers with the last complete build's rows; the next build recovers and
+    leaves exactly one build location in the bucket, the live table's."""
+    bucket = "it-recluster-kill"
+    s3.create_bucket(bucket)
+    schema = "it_recluster_kill_s3"
+    env = {S3_ENDPOINT_ENV: s3.endpoint}
+    table_vars = {"rc_materialized": "clustered_table", "rc_skip": True}
+    base = {"work": str(work / "s3-swap"), "schema": schema, "schema_location": f"s3a://{bucket}/{schema}.db"}
+
+    def build(end, **extra):
+        return {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, end, **table_vars, **extra)}
+
+    def build_locations():
+        return {k.split("/")[1] for k in s3.keys(bucket, f"{schema}.db/") if k.split("/")[1].startswith(ALIAS)}
+
+    def check(end):
+        return {"check": {"alias": ALIAS, "batches": [[0, end]]}}
+
+    def checks(output):
+        return [json.loads(x.split(": ", 1)[1]) for x in output.splitlines() if x.startswith("recluster_child: ")]
+
+    # killed after its staging table was written, before it was validated
+    code, output = run_child({**base, "steps": [
+        build(3000), check(3000),
+        build(5000, spark_clustering_test_hooks={"clustered_table.after_staging_write": {"pause": 600}})]},
+        kill_at="clustered_table.after_staging_write", env=env)
+    assert code == -signal.SIGKILL, (code, output[-3000:])
+    assert checks(output)[0]["rows_match"], checks(output)
+    assert len(build_locations()) == 2, build_locations()  # the live build's and the killed one's
+    # a new process: the last complete build's rows; then a build killed right after the update
+    code, output = run_child({**base, "steps": [
+        check(3000), {"sql": "set spark.sparkclustering.test.pauseAt=clustered_table.after_promote"}, build(7000)]},
+        kill_at="clustered_table.after_promote", env=env)
+    assert code == -signal.SIGKILL, (code, output[-3000:])
+    assert checks(output)[0]["rows_match"], checks(output)
+    # recovered the first kill (its location deleted); the replaced location is left by this one
+    assert len(build_locations()) == 2, build_locations()
+    code, output = run_child({**base, "steps": [check(7000), build(8000), check(8000), {"tables": True}]},
+                             kill_at=None, env=env)
+    assert code == 0, output[-4000:]
+    after_kill, result = checks(output)
+    assert after_kill["rows_match"], after_kill  # the killed build was in place: the update is the commit
+    assert result["rows_match"] and result["leftovers"] == [], result
+    [tables] = [json.loads(x.split(": ", 1)[1]) for x in output.splitlines() if x.startswith("recluster_child_tables: ")]
+    assert [t for t in tables if t.startswith(ALIAS)] == [ALIAS], tables
+    builds = build_locations()
+    assert len(builds) == 1 and next(iter(builds)).startswith(f"{ALIAS}__sc_build_"), builds
