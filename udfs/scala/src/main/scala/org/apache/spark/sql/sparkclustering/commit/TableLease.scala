@@ -249,7 +249,8 @@ object TableLease {
               val n = gens.lastOption.map(_._1).getOrElse(0L) + 1
               val next = new Path(dir, FilePrefix + n)
               ReclusterFiles.pausePoint(spark, "before_lease_create")
-              fs.mkdirs(dir)
+              // S3 has no directories to make (S3A's mkdirs costs a HEAD, a LIST and a PUT)
+              if (fs.getScheme != "s3a") fs.mkdirs(dir)
               val created = try {
                 createExclusive(fs, next, holder(now))
                 true
