@@ -8,5 +8,5 @@ import org.apache.hadoop.fs.FileSystem
 private[sparkclustering] object ObjectStore {
   val Schemes: Set[String] = Set("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "cos", "cosn", "obs")
 
-  def is(fs: FileSystem): Boolean = Option(fs.getScheme).exists(s => Schemes.contains(s.toLowerCase))
+  def is(fs: FileSystem): Boolean = Option(fs.getUri.getScheme).exists(s => Schemes.contains(s.toLowerCase))
 }

@@ -250,7 +250,7 @@ object TableLease {
               val next = new Path(dir, FilePrefix + n)
               ReclusterFiles.pausePoint(spark, "before_lease_create")
               // S3 has no directories to make (S3A's mkdirs costs a HEAD, a LIST and a PUT)
-              if (fs.getScheme != "s3a") fs.mkdirs(dir)
+              if (fs.getUri.getScheme != "s3a") fs.mkdirs(dir)
               val created = try {
                 createExclusive(fs, next, holder(now))
                 true
