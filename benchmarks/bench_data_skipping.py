@@ -448,11 +448,17 @@ def plan_once(spark, sql: str, on: bool, metrics: dict | None = None) -> tuple[f
     return seconds, files_read(scans)
 
 
-def part_small_files(spark, args) -> dict:
+def part_small_files(spark, args, location: str | None = None, requests=None, answer_checks: int | None = None) -> dict:
+    """Part 2 over the files of small_files_dir, or over a copy of them at `location` (e.g. in a
+    bucket: bench_object_store.py); `requests()`, when given, returns the store's request count,
+    and the summary says how many the first query's planning and the later ones' sent.
+    `answer_checks`: run only the first that many queries on and off (a run with skipping off
+    opens every file: on a bucket, minutes per query)."""
     path = small_files_dir(spark, args)
     table = f"{SCHEMA}.small_files_{args.small_files}"
     spark.sql(f"drop table if exists {table}")  # external: the files stay
-    spark.sql(f"create table {table} using parquet location '{path}'")
+    spark.sql(f"create table {table} using parquet location '{location or path}'")
+    counts = {}
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     rng = random.Random(args.seed + 1)
     queries = []
@@ -467,21 +473,28 @@ def part_small_files(spark, args) -> dict:
         q["ideal"] = int(b // rows_per_file - a // rows_per_file + 1)  # contiguous id blocks per file
 
     first = queries[0]
+    counted = requests() if requests else 0
     cold_off, first["files_off"] = plan_once(spark, first["sql"], False)
+    counts["first_plan_off_cold"], counted = (requests() - counted, requests()) if requests else (None, 0)
     first["skipping_metrics_on"] = {}
     first_on, first["files_on"] = plan_once(spark, first["sql"], True, first["skipping_metrics_on"])
+    counts["first_plan_on"], counted = (requests() - counted, requests()) if requests else (None, 0)
     warm_off, _ = plan_once(spark, first["sql"], False)
     first.update(plan_off_cold_ms=cold_off * 1e3, plan_on_first_ms=first_on * 1e3, plan_off_warm_ms=warm_off * 1e3)
     print(f"\nfirst query: planning rule off (cold listing) {cold_off * 1e3:.0f} ms; rule on (first look) "
           f"{first_on * 1e3:.0f} ms; rule off again {warm_off * 1e3:.0f} ms; files on {first['files_on']} / "
           f"off {first['files_off']} / ideal {first['ideal']}; the rule's scan metrics {first['skipping_metrics_on']}")
 
+    later_on = 0
     for i, q in enumerate(queries[1:]):
         on_s, off_s, stats_ms = [], [], []
         for r in range(args.plan_repeat):
             for on in ([True, False] if (i + r) % 2 == 0 else [False, True]):
                 metrics = {}
+                counted = requests() if requests else 0
                 seconds, files = plan_once(spark, q["sql"], on, metrics)
+                if requests and on:
+                    later_on += requests() - counted
                 (on_s if on else off_s).append(seconds)
                 q["files_on" if on else "files_off"] = files
                 if on and "statsTime" in metrics:
@@ -491,7 +504,8 @@ def part_small_files(spark, args) -> dict:
         q["overhead_ms"] = q["plan_on_ms"] - q["plan_off_ms"]
 
     answers_equal = True
-    for q in queries:
+    checked = queries[:answer_checks] if answer_checks is not None else queries
+    for q in checked:
         on = run_query(spark, q["sql"], True)
         off = run_query(spark, q["sql"], False)
         q.update(answer=[[str(v) for v in row] for row in off["answer"]], answers_equal=on["answer"] == off["answer"],
@@ -512,8 +526,13 @@ def part_small_files(spark, args) -> dict:
                             if rest and all(q["stats_ms"] is not None for q in rest) else None),
         "files_on": sum(q["files_on"] for q in queries), "files_off": sum(q["files_off"] for q in queries),
         "ideal": sum(q["ideal"] for q in queries), "answers_equal": answers_equal,
-        "run_on_s": sum(q["run_on_s"] for q in queries), "run_off_s": sum(q["run_off_s"] for q in queries),
+        "run_on_s": sum(q["run_on_s"] for q in checked), "run_off_s": sum(q["run_off_s"] for q in checked),
+        "queries_run": len(checked),
     }
+    if requests:
+        summary["requests"] = {"first_plan_off_cold": counts["first_plan_off_cold"],
+                               "first_plan_on": counts["first_plan_on"],
+                               "later_plans_on": later_on, "later_plans_on_count": len(rest) * args.plan_repeat}
     print(f"\n## {args.small_files:,} small files ({args.small_rows:,} rows), {len(queries)} selective queries\n")
     print("| figure | value |")
     print("|---|---:|")
@@ -531,8 +550,14 @@ def part_small_files(spark, args) -> dict:
         print(f"| queries 2..{len(queries)}: max overhead | {summary['max_overhead_ms']:.1f} ms |")
     print(f"| files read on / off / ideal (all queries) | {summary['files_on']} / {summary['files_off']} / "
           f"{summary['ideal']} |")
-    print(f"| run time on / off (all queries, one run each) | {summary['run_on_s']:.2f} / {summary['run_off_s']:.2f} s |")
-    print(f"| answers identical on and off | {answers_equal} |")
+    print(f"| run time on / off ({len(checked)} queries, one run each) | {summary['run_on_s']:.2f} / "
+          f"{summary['run_off_s']:.2f} s |")
+    print(f"| answers identical on and off ({len(checked)} queries) | {answers_equal} |")
+    if requests:
+        r = summary["requests"]
+        print(f"| store requests: first planning off (cold listing) / on (footers) | {r['first_plan_off_cold']} / "
+              f"{r['first_plan_on']} |")
+        print(f"| store requests: {r['later_plans_on_count']} later plannings with the rule on | {r['later_plans_on']} |")
     return {"summary": summary, "queries": queries}
 
 

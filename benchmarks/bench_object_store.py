@@ -1,5 +1,6 @@
 """Data skipping and commits on S3: S3A against a real S3 API server on 127.0.0.1 (moto, started
-here), counted with S3A's own request statistics. One Spark session, AQE off.
+here), counted with S3A's own request statistics. One Spark session, AQE off, the observed workload
+not recorded (its background flush would be counted with the queries).
 
     .venv/bin/python benchmarks/bench_object_store.py [--sf 1] [--files 64] [--queries 60] [--seed 29]
         [--json build/bench/object_store.json]
@@ -12,8 +13,12 @@ sidecar by `write_file_stats`. Every run builds afresh (the server keeps nothing
 
 Per step, S3A's counters of the bucket's file system (the driver's; local executors share it):
   build, rebuild      `dbt run` of the model (the rebuild: the same rows again, swapped by location);
-  recluster           an `insert` of 2 % of the rows (unclustered), then `dbt run-operation
-                      recluster` of the table: what its commit copies.
+  insert, recluster   an `insert` of 2 % of the rows (unclustered), then `dbt run-operation
+                      recluster` of the table: what its commit copies (on S3A its files are
+                      pending uploads completed at the commit), and its commit window: a thread
+                      lists the table's objects (its own S3 client, ~every 20 ms) during the
+                      recluster; the window is the time between the first and the last listing
+                      that shows both a replaced file and a new one.
 Per query of the workload (60 seeded boxes: a quarter each of one-, two-, three-column ranges and
 points; each run once untimed first, so listings and footers are cached as they are for a warm
 driver), run with skipping off then on:
@@ -25,6 +30,10 @@ driver), run with skipping off then on:
                   listing and read, step write_file_stats and the untimed first runs), not per
                   query, when nothing changed;
   seconds         wall time of the run (planning included).
+Then, with --small-files (0 skips it), bench_data_skipping's part 2 over a bucket: its tiny parquet
+files (a local copy, made once) uploaded to the bucket, an external table over them without any
+sidecar: the first query's planning reads every footer from the store, later ones plan from the
+footer cache; planning times on and off, and the requests each sent.
 Goals (issue 29): requests on / ideal <= 1.02; workload seconds on / off <= 0.4; 0 object copies per
 build, rebuild and recluster commit. moto answers from memory on this machine: see
 docs/object_stores.md for what the times mean on S3. Not a test: asserts nothing.
@@ -35,6 +44,7 @@ import argparse
 import json
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +59,35 @@ BUCKET = "bench-object-store"
 SCHEMA = "bench_s3"
 REPORTED = ("object_copy_requests", "files_copied_bytes", "object_put_request", "object_list_request",
             "action_http_head_request", "action_http_get_request", "object_delete_objects")
+
+
+def data_keys(server: S3Server, prefix: str) -> list[str]:
+    """The table's data files as a reader's listing sees them: objects below `prefix` whose names
+    Spark does not skip (none of its path parts starts with `_` or `.`)."""
+    return [k for k in server.keys(BUCKET, prefix)
+            if not any(part.startswith(("_", ".")) for part in k[len(prefix):].split("/"))]
+
+
+def small_files_part(spark, server: S3Server, args) -> dict:
+    """bench_data_skipping's part 2 with its files in the bucket (uploaded by 16 threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    local = skipping.small_files_dir(spark, args)
+    prefix = f"small_files_{args.small_files}/"
+    client = server.client()
+    files = sorted(p for p in local.iterdir() if p.name.startswith("part-"))
+    start = time.monotonic()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda p: client.upload_file(str(p), BUCKET, prefix + p.name), files))
+    print(f"\nuploaded {len(files)} files to s3a://{BUCKET}/{prefix} in {time.monotonic() - start:.0f} s")
+    spark.sql(f"create database if not exists {skipping.SCHEMA}")
+
+    def requests() -> int:
+        """GET + HEAD + LIST requests the bucket's S3A file system sent so far."""
+        return reads(s3a_counters(spark, f"s3a://{BUCKET}/"))["requests"]
+
+    return skipping.part_small_files(spark, args, location=f"s3a://{BUCKET}/{prefix}", requests=requests,
+                                     answer_checks=args.small_answer_checks)
 
 
 def reads(counted: dict) -> dict:
@@ -79,13 +118,22 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=64)
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--small-files", type=int, default=10_000, help="files of the planning part; 0 skips it")
+    ap.add_argument("--small-rows", type=int, default=1_000_000)
+    ap.add_argument("--small-queries", type=int, default=10)
+    ap.add_argument("--small-answer-checks", type=int, default=3,
+                    help="queries of the planning part also run on and off (off opens every file)")
+    ap.add_argument("--plan-repeat", type=int, default=5)
     ap.add_argument("--json", type=Path, default=BENCH / "object_store.json")
     args = ap.parse_args()
 
     server = S3Server(BENCH / "s3-server").start()
     try:
         server.create_bucket(BUCKET)
-        spark = get_spark(WORK / "bench_object_store", app_name="bench_object_store", s3_endpoint=server.endpoint)
+        # the observed workload off: its flush (a GET and a PUT of the table's slot every 2 s while
+        # queries arrive, from a background thread) would land in the queries' request counts
+        spark = get_spark(WORK / "bench_object_store", app_name="bench_object_store", s3_endpoint=server.endpoint,
+                          extra_conf={"spark.sparkclustering.workload.record": "false"})
         spark.sql(f"drop database if exists {SCHEMA} cascade")
         spark.sql(f"create database {SCHEMA} location 's3a://{BUCKET}/{SCHEMA}.db'")
         parquet = report_datasets.generate_lineitem_parquet(args.sf, BENCH / "tpch")
@@ -155,11 +203,39 @@ def main() -> int:
         summary["seconds_on_over_off"] = round(summary["seconds_on"] / summary["seconds_off"], 3)
         result["workload"] = summary
 
-        def append_and_recluster():
-            spark.sql(f"insert into {table} select * from {source} where l_orderkey % 50 = 0")
-            dbt_run(["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table})])
+        steps["insert 2 %"] = counted_step(
+            spark, "insert 2 %", lambda: spark.sql(f"insert into {table} select * from {source} where l_orderkey % 50 = 0"))
+        prefix = location.split(f"s3a://{BUCKET}/", 1)[1] + "/"
+        before_files = set(data_keys(server, prefix))
+        listings: list[tuple[float, set[str]]] = []
+        stop = threading.Event()
 
-        steps["append + recluster"] = counted_step(spark, "append + recluster", append_and_recluster)
+        def poll():
+            while not stop.is_set():
+                listings.append((time.monotonic(), set(data_keys(server, prefix))))
+                time.sleep(0.02)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
+        try:
+            steps["recluster"] = counted_step(spark, "recluster", lambda: dbt_run(
+                ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table})]))
+        finally:
+            stop.set()
+            poller.join()
+        after_files = set(data_keys(server, prefix))
+        replaced, added = before_files - after_files, after_files - before_files
+        both = [t for t, keys in listings if keys & replaced and keys & added]
+        result["commit_window"] = {
+            "listings": len(listings), "listings_with_both": len(both),
+            "seconds": round(both[-1] - both[0], 3) if both else 0.0,
+            "files_replaced": len(replaced), "files_added": len(added),
+            "rows_after": spark.table(table).count(),
+        }
+        whole = spark.read.parquet(str(parquet))
+        result["commit_window"]["rows_exact"] = (
+            result["commit_window"]["rows_after"] == whole.count() + whole.where("l_orderkey % 50 = 0").count())
+        print("commit window: " + json.dumps(result["commit_window"]))
         result["queries"] = [{k: v for k, v in q.items() if k not in ("box",)} for q in queries]
 
         print("\n| step | seconds | object copies | bytes copied | PUT | LIST | HEAD | GET | objects deleted |")
@@ -183,6 +259,8 @@ def main() -> int:
         for kind, k in per_kind.items():
             print(f"| {kind} | {k['n']} | {k['on']} | {k['off']} | {k['ideal']:.0f} | {k['on'] / k['ideal']:.3f} | "
                   f"{k['s_on'] / k['s_off']:.3f} |")
+        if args.small_files:
+            result["small_files"] = small_files_part(spark, server, args)
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1, default=str))
         print(f"\nwrote {args.json}")

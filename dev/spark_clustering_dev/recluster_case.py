@@ -37,7 +37,8 @@ def location(spark, table) -> Path:
 
 
 def leftovers(spark, schema, alias) -> list[str]:
-    """Staging directories and the staging table a recluster leaves when it does not finish."""
+    """Staging directories (on S3A also the magic directories of pending uploads) and the staging
+    table a recluster leaves when it does not finish."""
     rows = spark.sql(f"describe table extended {schema}.{alias}").collect()
     uri = next(r[1] for r in rows if r[0] == "Location")
     if uri.startswith("file:") or "://" not in uri:
@@ -47,7 +48,8 @@ def leftovers(spark, schema, alias) -> list[str]:
         files = path.getFileSystem(spark._jsc.hadoopConfiguration()).listFiles(path, True)
         names = set()
         while files.hasNext():
-            names.update(part for part in str(files.next().getPath().toString()).split("/") if part.startswith("_sc_recluster_"))
+            names.update(part for part in str(files.next().getPath().toString()).split("/")
+                         if part.startswith(("_sc_recluster_", "__magic_job-")))
         found = sorted(names)
     if f"{alias}__sc_recluster" in {r[1] for r in spark.sql(f"show tables in {schema}").collect()}:
         found.append(f"table {alias}__sc_recluster")

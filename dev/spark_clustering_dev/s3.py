@@ -114,6 +114,11 @@ class S3Server:
         pages = self.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         return [o["Key"] for page in pages for o in page.get("Contents", [])]
 
+    def uploads(self, bucket: str, prefix: str = "") -> list[str]:
+        """The keys of multipart uploads in progress (started, neither completed nor aborted)."""
+        answer = self.client().list_multipart_uploads(Bucket=bucket, Prefix=prefix)
+        return [u["Key"] for u in answer.get("Uploads", [])]
+
     def statuses(self) -> list[tuple[str, str, int]]:
         """(method, path, status) of every request the server answered so far, from its log."""
         out = []

@@ -6,7 +6,7 @@ tests/test_recluster_kill.py).
 
 plan: {"work": dir, "schema": s, "schema_location": uri (optional: the database's location, e.g. in
 a bucket; the child reaches S3 through SPARK_CLUSTERING_S3_ENDPOINT), "with_jar": true, "table_format": "hive" (the session's, as
-spark_clustering_dev.spark.TABLE_FORMATS), "steps": [step, ...]} with each step one of
+spark_clustering_dev.spark.TABLE_FORMATS), "conf": {...} (optional: more Spark confs), "steps": [step, ...]} with each step one of
     {"dbt": [args...], "vars": {...}}           run dbt in-process (the killed step pauses inside)
     {"dbt": [...], "vars": {...}, "expect_failure": true}
         run dbt expecting it to fail; print `recluster_child_error: <json list of dbt's messages>`
@@ -33,7 +33,7 @@ from spark_clustering_dev.spark import get_spark
 
 def main(plan: dict) -> None:
     spark = get_spark(plan["work"], app_name="spark_clustering_recluster_child", with_jar=plan.get("with_jar", True),
-                      table_format=plan.get("table_format", "hive"))
+                      table_format=plan.get("table_format", "hive"), extra_conf=plan.get("conf"))
     schema = plan["schema"]
     location = f" location '{plan['schema_location']}'" if plan.get("schema_location") else ""
     spark.sql(f"create database if not exists {schema}{location}")

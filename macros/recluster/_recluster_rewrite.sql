@@ -13,8 +13,9 @@
 {% endmacro %}
 
 
-{#- Rewrite the selected files clustered into <location>/_sc_recluster_<run> (hidden from readers),
-    check rows + checksum against the selected files, and commit (recluster_commit). -#}
+{#- Rewrite the selected files clustered into <location>/_sc_recluster_<run> (hidden from readers;
+    on S3A as pending uploads to their final names instead), check rows + checksum against the
+    selected files, and commit (recluster_commit). -#}
 {% macro _recluster_rewrite(relation, state, selection, settings, round_number, lease) %}
     {%- set run_id = modules.datetime.datetime.utcnow().strftime('%Y%m%d%H%M%S') ~ '_'
                      ~ invocation_id.replace('-', '')[:8] ~ '_' ~ round_number -%}
@@ -38,6 +39,10 @@
     {%- set plan = spark_clustering._recluster_rewrite_plan(relation, state, selection, settings, source_view) -%}
 
     {%- set staging_location = settings.detail.location ~ '/_sc_recluster_' ~ run_id -%}
+    {#- on S3A, pending uploads to the files' final names (a move would copy each object) -#}
+    {%- set staged = spark_clustering._recluster_stage_pending(settings, lease, staging_location, prefix, plan)
+                     if settings.detail.location.startswith('s3a://') else none -%}
+    {%- if staged is none %}
     {% call statement('spark_clustering_recluster_stage') -%}
         create table {{ staging }}
         using {{ cfg.file_format }}
@@ -48,9 +53,12 @@
         as
         {{ plan.select_sql }}
     {%- endcall %}
+    {%- endif %}
     {{ spark_clustering._test_hook('recluster.after_staging_write') }}
 
-    {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
+    {%- if staged is none -%}
+        {%- set staged = spark_clustering._staged_check(staging, plan.column_names) -%}
+    {%- endif -%}
     {%- if not spark_clustering._checks_match(staged, plan.source_check) -%}
         {#- no journal yet: recovery drops the staging table and deletes the staged files -#}
         {{ spark_clustering._recluster_rewrite_mismatch(relation, settings, lease, source_view, staged, plan) }}
@@ -67,6 +75,29 @@
     {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
                'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
                'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+{% endmacro %}
+
+
+{#- A recluster's files on S3A, written as pending uploads to their final names in the table
+    (recluster_stage_pending): nothing can read them before the commit completes them, so the
+    checksum comes from the rows the writer received, observed in the same job. None when the jar
+    says the store cannot (not S3A, magic paths disabled, a partition outside the table's
+    location): the caller stages files to be moved in. -#}
+{% macro _recluster_stage_pending(settings, lease, staging_location, prefix, plan) %}
+    {%- set columns = [] -%}
+    {%- for name in plan.column_names -%}{%- do columns.append(spark_clustering._sql_literal(name, 'recluster')) -%}{%- endfor -%}
+    {%- set partition_columns = [] -%}
+    {%- for name in settings.cfg.partition_by -%}{%- do partition_columns.append(spark_clustering._sql_literal(name, 'recluster')) -%}{%- endfor -%}
+    {%- set row = run_query("select * from recluster_stage_pending('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
+        ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', "
+        ~ spark_clustering._sql_literal(plan.select_sql, 'recluster') ~ ", array(" ~ columns | join(', ') ~ "), array("
+        ~ partition_columns | join(', ') ~ "), '" ~ settings.cfg.file_format ~ "')").rows[0] -%}
+    {%- if row[0] == 'pending' -%}
+        {{ return({'row_count': row[1] | int, 'hash_sum': row[2] | int, 'hash_xor': row[3] | int, 'file_bytes': row[4] | int}) }}
+    {%- endif -%}
+    {{ log('spark_clustering: recluster ' ~ settings.label ~ ': staging files to move in, which copies them ('
+           ~ row[0] ~ ')', info=true) }}
+    {{ return(none) }}
 {% endmacro %}
 
 

@@ -46,13 +46,19 @@ def spark_line(version: str) -> str:
 
 
 def format_jars() -> list[Path]:
-    """The Delta and Iceberg jars scripts/setup fetched (jars/pom.xml): the format rewrites
-    (commit/formats) compile against them; at run time they are only loaded when a session
-    reclusters a table of that format."""
+    """The Delta, Iceberg and hadoop-aws jars scripts/setup fetched (jars/pom.xml): the format
+    rewrites (commit/formats) and the S3A commit compile against them; at run time they are only
+    loaded when a session reclusters a table of that format, or on s3a://."""
     jars = sorted((BUILD / "jars").glob("*.jar"))
     if not jars:
         sys.exit(f"udf jar: no Delta/Iceberg jars in {BUILD / 'jars'}; run scripts/setup (it fetches them first)")
-    return jars
+    # S3A's pending uploads (commit/S3APendingUploads.scala): only loaded when a table is on s3a://
+    # (and the AWS SDK bundle, whose types its signatures name)
+    aws = sorted((BUILD / "jars" / "s3").glob("hadoop-aws-*.jar")) + sorted((BUILD / "jars" / "s3").glob("bundle-*.jar"))
+    if len(aws) != 2:
+        sys.exit(f"udf jar: no hadoop-aws and AWS SDK bundle jars in {BUILD / 'jars' / 's3'}; run scripts/setup "
+                 "(it fetches them first)")
+    return jars + aws
 
 
 def sources(version: str) -> list[Path]:
@@ -69,7 +75,9 @@ def fingerprint(version: str, files: list[Path]) -> str:
     digest.update(f"pyspark {version}\n".encode())
     for path in [Path(__file__).resolve(), *files]:
         digest.update(f"{path.relative_to(REPO)}\n".encode())
-        digest.update(path.read_bytes())
+        # a fetched jar by its name and size (scripts/setup verified its bytes against
+        # jars/SHA256SUMS): hashing the 640 MB AWS SDK bundle at every build would cost seconds
+        digest.update(str(path.stat().st_size).encode() if path.suffix == ".jar" else path.read_bytes())
     return digest.hexdigest()
 
 

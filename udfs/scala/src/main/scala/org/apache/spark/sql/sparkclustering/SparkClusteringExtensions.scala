@@ -74,6 +74,18 @@ object ReclusterTableFunctions {
           string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"),
           string(f, args(4), "validated_bytes").toLong, strings(f, args(5), "replaced_files"))
       }),
+    (FunctionIdentifier("recluster_stage_pending"),
+      info("recluster_stage_pending", "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, " +
+        "select_sql, columns, partition_columns, format) - write a recluster's files on S3A as pending uploads " +
+        "to their final names, with the checksum of the rows written"),
+      args => {
+        val f = "recluster_stage_pending"
+        arity(f, args, 8, "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, select_sql, " +
+          "array(column, ...), array(partition column, ...), 'parquet' | 'orc')")
+        ReclusterStagePending(string(f, args(0), "table"), string(f, args(1), "lease_token"),
+          string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"), string(f, args(4), "select_sql"),
+          strings(f, args(5), "columns"), strings(f, args(6), "partition_columns"), string(f, args(7), "format"))
+      }),
     (FunctionIdentifier("recluster_recover"),
       info("recluster_recover", "recluster_recover(table, lease_token, staging_table) - finish or roll " +
         "back interrupted commits"),

@@ -59,6 +59,7 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
     }
 
     def abort(why: String): Seq[Row] = {
+      PendingUploads.rollBack(conf, fs.makeQualified(staging.getParent), staging.getName.stripPrefix(StagingPrefix))
       fs.delete(staging, true)
       Seq(Row(s"aborted: $why", 0L, 0L, 0L, 0L))
     }
@@ -68,12 +69,17 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
     if (fs.makeQualified(staging.getParent) != root) {
       return abort(s"the table's location changed to $root since the recluster staged its files; nothing was changed")
     }
-    if (!fs.exists(staging)) return Seq(Row("aborted: the staged files are gone (removed by another process); " +
-      "nothing was changed", 0L, 0L, 0L, 0L))
-    val staged = visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
-    val stagedBytes = staged.map(_._3).sum
+    val runId = staging.getName.stripPrefix(StagingPrefix)
+    // written as pending uploads to their final names (on S3A), or staged to be moved
+    val uploads = PendingUploads.readList(conf, staging)
+    if (uploads.isEmpty && !fs.exists(staging)) return Seq(Row("aborted: the staged files are gone (removed by " +
+      "another process); nothing was changed", 0L, 0L, 0L, 0L))
+    val staged = if (uploads.isDefined) Seq.empty
+      else visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
+    val stagedBytes = uploads.map(_.map(_.size).sum).getOrElse(staged.map(_._3).sum)
+    val stagedFiles = uploads.map(_.size).getOrElse(staged.size)
     if (stagedBytes != validatedBytes) {
-      return abort(s"the staged files (${staged.size} files, $stagedBytes bytes) are not the ones validated " +
+      return abort(s"the staged files ($stagedFiles files, $stagedBytes bytes) are not the ones validated " +
         s"($validatedBytes bytes); nothing was changed")
     }
     val current = dataFiles(spark, t).map(f => f.filePath -> f).toMap
@@ -87,6 +93,13 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
 
     // Staged files keep their partition directory; they land in the partition's own location.
     val partitions = partitionLocations(spark, t)
+    val completes = uploads.getOrElse(Nil).map { u =>
+      val rel = u.destination.getParent.toString.stripPrefix(root.toString).stripPrefix("/")
+      if (!partitions.get(rel).exists(d => fs.makeQualified(d) == fs.makeQualified(u.destination.getParent))) {
+        return abort(s"a pending upload lands at ${u.destination}, outside the table's partitions; nothing was changed")
+      }
+      Complete(u.pending, u.destination, u.size)
+    }
     val moves = staged.sortBy(_._1.toString).zipWithIndex.map { case ((from, rel, size), i) =>
       val dir = partitions.getOrElse(rel, throw new IllegalStateException(
         s"spark_clustering: staged partition '$rel' is not a partition of $tableName"))
@@ -98,7 +111,8 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
 
     pausePoint(spark, "before_manifest")
     TableLease.check(leaseToken, s"recluster of $tableName")
-    writeManifest(conf, staging, moves ++ deletes)
+    val steps = moves ++ completes ++ deletes
+    writeManifest(conf, staging, steps)
     pausePoint(spark, "after_manifest")
     // A writer that stalled here past its lease (not renewed while it stood still) may have been
     // taken over: the new holder's recovery rolls this journal forward, and its own next rewrite
@@ -107,14 +121,16 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
       case e: RuntimeException => throw SparkClusteringErrors.leaseLostAfterJournal(s"recluster of $tableName",
         e.getMessage, staging.toString)
     }
-    val outcome = applySteps(spark, conf, staging, moves ++ deletes)
+    val outcome = applySteps(spark, conf, staging, steps)
     outcome match {
       case _: RolledForward =>
         fs.delete(staging, true)
+        if (completes.nonEmpty) PendingUploads.cleanUp(conf, root, runId)
         refreshTable(spark, t)
-        Seq(Row("committed", moves.size.toLong, deletes.size.toLong, stagedBytes,
+        Seq(Row("committed", (moves.size + completes.size).toLong, deletes.size.toLong, stagedBytes,
           expected.map(_._2).sum))
       case RolledBack(why) =>
+        if (completes.nonEmpty) PendingUploads.rollBack(conf, root, runId)
         fs.delete(staging, true)
         refreshTable(spark, t)
         Seq(Row(s"rolled back: $why; nothing was changed", 0L, 0L, 0L, 0L))
@@ -166,23 +182,39 @@ case class ReclusterRecover(tableName: String, leaseToken: String, stagingTable:
       .map(p => p.getFileSystem(conf).makeQualified(p)).distinct.sortBy(_.getName)
     val rows = staging.map { dir =>
       val runId = dir.getName.stripPrefix(StagingPrefix)
+      val dirRoot = dir.getParent
       val action = readManifest(conf, dir) match {
         case Some(steps) =>
           val outcome = applySteps(spark, conf, dir, steps)
+          outcome match {
+            case _: RolledForward => PendingUploads.cleanUp(conf, dirRoot, runId)
+            case _: RolledBack => PendingUploads.rollBack(conf, dirRoot, runId)
+            case _ =>
+          }
           if (!outcome.isInstanceOf[Damaged]) dir.getFileSystem(conf).delete(dir, true)
           outcome.describe
         case None =>
+          PendingUploads.rollBack(conf, dirRoot, runId)
           dir.getFileSystem(conf).delete(dir, true)
           "rolled back (staged files deleted)"
       }
       Row(runId, action)
+    }
+    // a pending write (S3A) killed before it listed its files leaves only its uploads
+    val known = staging.map(_.getName.stripPrefix(StagingPrefix)).toSet
+    val orphans = found.map(_.getName).filter(_.startsWith(PendingUploads.MagicPrefix))
+        .map(_.stripPrefix(PendingUploads.MagicPrefix)).filterNot(known.contains).map { runId =>
+      PendingUploads.rollBack(conf, fs.makeQualified(root), runId)
+      Row(runId, "rolled back (pending uploads aborted)")
     }
     // journals kept after damage are reported on every recovery until someone deletes them
     val damaged = found.filter(_.getName.startsWith(DamagedPrefix)).map { dir =>
       Row(dir.getName.stripPrefix(DamagedPrefix), s"damaged commit kept for inspection at $dir " +
         "(files were removed behind spark_clustering's back); delete that directory once inspected")
     }
-    if (rows.nonEmpty) refreshTable(spark, t)
-    rows ++ damaged
+    val strays = PendingUploads.abortStray(conf, fs.makeQualified(root))
+    val aborted = if (strays == 0) Nil else Seq(Row("", s"aborted $strays upload(s) in progress of killed runs"))
+    if (rows.nonEmpty || orphans.nonEmpty) refreshTable(spark, t)
+    rows ++ orphans ++ aborted ++ damaged
   }
 }

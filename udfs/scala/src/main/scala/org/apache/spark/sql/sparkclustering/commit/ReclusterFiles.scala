@@ -4,6 +4,7 @@ import java.net.URI
 import java.nio.charset.StandardCharsets
 
 import scala.collection.mutable
+import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.hadoop.conf.Configuration
@@ -30,6 +31,10 @@ import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils
  *
  * `recluster_recover` rolls a staging directory forward when its manifest exists (every step is
  * idempotent) and deletes it otherwise, so a crash at any step leaves the old or the new rows.
+ *
+ * On S3A a move would copy every object, so there the files are not staged but written as pending
+ * uploads to their final names (PendingUploads), and the journal's `complete` steps publish them
+ * with one request each; the rest is the same.
  */
 object ReclusterFiles {
 
@@ -144,25 +149,37 @@ object ReclusterFiles {
   /** A staged file moved into the table; `size` is the staged file's size when it was validated. */
   sealed trait Step
   case class Move(from: Path, to: Path, size: Long) extends Step
+  /** A pending upload (described by its `.pending` file) completed at `to`, of `size` bytes. */
+  case class Complete(pending: Path, to: Path, size: Long) extends Step
   case class Delete(path: Path) extends Step
 
   private def encode(step: Step): String = step match {
     case Move(from, to, size) => s"move\t${from.toUri}\t${to.toUri}\t$size"
+    case Complete(pending, to, size) => s"complete\t${pending.toUri}\t${to.toUri}\t$size"
     case Delete(path) => s"delete\t${path.toUri}"
   }
 
   private def decode(line: String): Step = line.split("\t", -1).toSeq match {
     case Seq("move", from, to, size) => Move(new Path(new URI(from)), new Path(new URI(to)), size.toLong)
     case Seq("move", from, to) => Move(new Path(new URI(from)), new Path(new URI(to)), -1L)
+    case Seq("complete", pending, to, size) => Complete(new Path(new URI(pending)), new Path(new URI(to)), size.toLong)
     case Seq("delete", path) => Delete(new Path(new URI(path)))
     case _ => throw new IllegalStateException(s"spark_clustering: unreadable manifest line: $line")
   }
 
   def writeManifest(conf: Configuration, staging: Path, steps: Seq[Step]): Unit = {
     val fs = staging.getFileSystem(conf)
+    val bytes = steps.map(encode).mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8)
+    if (ObjectStore.is(fs)) {
+      // an object appears whole when its upload completes: that PUT is the commit point (a rename
+      // would be a copy)
+      val out = fs.create(new Path(staging, ManifestName), true)
+      try out.write(bytes) finally out.close()
+      return
+    }
     val tmp = new Path(staging, ManifestName + ".tmp")
     val out = fs.create(tmp, true)
-    try out.write(steps.map(encode).mkString("", "\n", "\n").getBytes(StandardCharsets.UTF_8))
+    try out.write(bytes)
     finally out.close()
     // The rename is the commit point: before it the run rolls back, after it forward.
     if (!fs.rename(tmp, new Path(staging, ManifestName))) {
@@ -215,26 +232,57 @@ object ReclusterFiles {
    *  deletes a replaced file unless every new file is in place. */
   def applySteps(spark: SparkSession, conf: Configuration, staging: Path, steps: Seq[Step]): Outcome = {
     val moves = steps.collect { case m: Move => m }
+    val completes = steps.collect { case c: Complete => c }
     val deletes = steps.collect { case d: Delete => d }
     def exists(p: Path) = p.getFileSystem(conf).exists(p)
     def sizeOf(p: Path) = Try(p.getFileSystem(conf).getFileStatus(p).getLen).toOption
+    // Each pending upload: completed (its object is in place), still pending (its `.pending` file is
+    // there), or nowhere. Completing one twice is harmless: the first is kept.
+    val completed = completes.filter(c => sizeOf(c.to).contains(c.size))
+    val toComplete = completes.filterNot(completed.contains).filter(c => exists(c.pending))
+    val unpublished = completes.filterNot(c => completed.contains(c) || toComplete.contains(c))
+    def undo(why: String): Option[Outcome] = {
+      if (deletes.forall(d => exists(d.path))) {
+        // nothing replaced is gone yet: undo what was published, the old files hold every row
+        parallel(moves.filter(m => !exists(m.from)) ++ completes) { step =>
+          val to = step match { case m: Move => m.to case c: Complete => c.to case _ => null }
+          if (to != null && exists(to)) to.getFileSystem(conf).delete(to, false)
+        }
+        parallel(toComplete)(c => Try(PendingUploads.abort(c.pending.getFileSystem(conf), c.pending)))
+        Some(RolledBack(why))
+      } else None
+    }
     // Where is each new file? staged (to move), in place (moved), or nowhere (removed by someone else).
     val pending = moves.filter(m => exists(m.from))
     val placed = moves.filterNot(pending.contains).filter(m => sizeOf(m.to).exists(s => m.size < 0 || s == m.size))
     val lost = moves.filterNot(m => pending.contains(m) || placed.contains(m))
     val wrongSize = pending.filter(m => m.size >= 0 && !sizeOf(m.from).contains(m.size))
-    if (lost.nonEmpty || wrongSize.nonEmpty) {
-      val why = (lost.headOption.map(m => s"${lost.size} staged file(s) vanished before being moved in, e.g. ${m.from}") ++
-        wrongSize.headOption.map(m => s"${wrongSize.size} staged file(s) changed size since validation, e.g. ${m.from}"))
-        .mkString("; ")
-      if (deletes.forall(d => exists(d.path))) {
-        // nothing replaced is gone yet: undo the moves, the old files hold every row
-        parallel(placed)(m => m.to.getFileSystem(conf).delete(m.to, false))
-        return RolledBack(why)
-      }
+    def damaged(why: String): Outcome = {
       val kept = new Path(staging.getParent, DamagedPrefix + staging.getName.stripPrefix(StagingPrefix))
       staging.getFileSystem(conf).rename(staging, kept)
-      return Damaged(why, kept)
+      Damaged(why, kept)
+    }
+    if (lost.nonEmpty || wrongSize.nonEmpty || unpublished.nonEmpty) {
+      val why = (lost.headOption.map(m => s"${lost.size} staged file(s) vanished before being moved in, e.g. ${m.from}") ++
+        wrongSize.headOption.map(m => s"${wrongSize.size} staged file(s) changed size since validation, e.g. ${m.from}") ++
+        unpublished.headOption.map(c => s"${unpublished.size} pending upload(s) vanished before being completed, e.g. ${c.to}"))
+        .mkString("; ")
+      return undo(why).getOrElse(damaged(why))
+    }
+    // One request per pending upload; one whose upload is gone (aborted by someone else, e.g. a
+    // bucket lifecycle rule) is reported after the others, before any replaced file is deleted.
+    val failed = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val completedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
+    parallel(toComplete) { c =>
+      val fs = c.pending.getFileSystem(conf)
+      try PendingUploads.complete(fs, c.pending) catch {
+        case e: java.io.IOException if !sizeOf(c.to).contains(c.size) => failed.add(s"${c.to}: ${e.getMessage}")
+      }
+      if (completedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
+    }
+    if (!failed.isEmpty) {
+      val why = s"${failed.size} pending upload(s) could not be completed, e.g. ${failed.peek()}"
+      return undo(why).getOrElse(damaged(why))
     }
     val dirs = pending.map(_.to.getParent).distinct
     dirs.foreach(d => d.getFileSystem(conf).mkdirs(d))
@@ -257,12 +305,27 @@ object ReclusterFiles {
     }
     pausePoint(spark, "after_moves")
     val deleted = new java.util.concurrent.atomic.AtomicInteger(0)
-    parallel(deletes) { case Delete(path) =>
+    val (stored, local) = deletes.partition(d => ObjectStore.is(d.path.getFileSystem(conf)))
+    parallel(local) { case Delete(path) =>
       val fs = path.getFileSystem(conf)
       if (fs.exists(path) && fs.delete(path, false)) deleted.incrementAndGet()
     }
+    // On an object store one request deletes a page of objects (S3: up to 250 with S3A's default),
+    // and an object already gone is no error: a window of one request instead of a HEAD and a
+    // DELETE per file
+    stored.groupBy(_.path.getParent).foreach { case (dir, inDir) =>
+      val bulk = dir.getFileSystem(conf).createBulkDelete(dir)
+      try inDir.map(_.path).grouped(math.max(1, bulk.pageSize())).foreach { page =>
+        val failed = bulk.bulkDelete(page.asJava).asScala
+        if (failed.nonEmpty) {
+          throw new java.io.IOException(s"spark_clustering: could not delete ${failed.size} replaced file(s), e.g. " +
+            s"${failed.head.getKey}: ${failed.head.getValue}")
+        }
+        deleted.addAndGet(page.size)
+      } finally bulk.close()
+    }
     pausePoint(spark, "after_deletes")
-    RolledForward(pending.size, deleted.get)
+    RolledForward(pending.size + toComplete.size, deleted.get)
   }
 
   // ---- leases ---------------------------------------------------------------------------------

@@ -238,22 +238,30 @@ object ObservedWorkload extends Logging {
     val boxes = read(fs, file)
     added.foreach { case (box, (queries, last)) => count(boxes, box, queries, last) }
     val kept = boxes.toSeq.sortBy(-_._2._2).take(MaxBoxes)
-    fs.mkdirs(dir)
-    val tmp = new Path(dir, s".slot-$slot-${java.util.UUID.randomUUID()}.tmp")
-    val out = fs.create(tmp, true)
-    try {
-      kept.foreach { case (b, (q, last)) =>
-        val line: ObjectNode = mapper.createObjectNode()
-        line.set("box", mapper.readTree(b))
-        line.put("queries", q)
-        line.put("last", last)
-        out.write((mapper.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8))
+    val text = new StringBuilder
+    kept.foreach { case (b, (q, last)) =>
+      val line: ObjectNode = mapper.createObjectNode()
+      line.set("box", mapper.readTree(b))
+      line.put("queries", q)
+      line.put("last", last)
+      text.append(mapper.writeValueAsString(line)).append('\n')
+    }
+    val bytes = text.toString.getBytes(StandardCharsets.UTF_8)
+    if (ObjectStore.is(fs)) {
+      // an object appears whole when its upload completes, and S3A's rename (a copy) refuses an
+      // existing destination: overwrite in place
+      val out = fs.create(file, true)
+      try out.write(bytes) finally out.close()
+    } else {
+      fs.mkdirs(dir)
+      val tmp = new Path(dir, s".slot-$slot-${java.util.UUID.randomUUID()}.tmp")
+      val out = fs.create(tmp, true)
+      try out.write(bytes) finally out.close()
+      // rename does not replace on every file system: delete first (a reader in between sees no slot)
+      if (!fs.rename(tmp, file)) {
+        fs.delete(file, false)
+        if (!fs.rename(tmp, file)) fs.delete(tmp, false)
       }
-    } finally out.close()
-    // rename does not replace on every file system: delete first (a reader in between sees no slot)
-    if (!fs.rename(tmp, file)) {
-      fs.delete(file, false)
-      if (!fs.rename(tmp, file)) fs.delete(tmp, false)
     }
   }
 
