@@ -51,9 +51,13 @@ object DropSidecarTable {
     if (inside) {
       // a staging table whose location the live table switched to: the switch happened, and the
       // location it replaced (recorded before it) is what is left to delete
+      // (never one that holds the live table's files: a table that was located at a directory
+      // containing its database's build locations, e.g. the database's own)
       val replaced = t.properties.get(SwapStagingTable.ReplacesLocation).map(new Path(_))
-      replaced.filterNot(r => liveLocation.contains(fs.makeQualified(r).toString))
-        .map(r => if (fs.delete(r, true)) 1L else 0L).getOrElse(0L)
+      replaced.filterNot { r =>
+        val q = fs.makeQualified(r).toString.stripSuffix("/")
+        liveLocation.exists(l => l == q || l.startsWith(q + "/"))
+      }.map(r => if (fs.delete(r, true)) 1L else 0L).getOrElse(0L)
     } else if (fs.exists(loc) && fs.delete(loc, true)) 1L else 0L
   }
 }
@@ -100,7 +104,8 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
     if (existing.exists(_.tableType == CatalogTableType.VIEW)) {
       throw SparkClusteringErrors.invalidArgument(f, s"$target is a view; drop it first")
     }
-    val switchable = existing.filter(e => SwapStagingTable.isAtBuildLocation(staged, target) && SwapStagingTable.sameShape(e, staged))
+    val atBuildLocation = SwapStagingTable.isAtBuildLocation(staged, target)
+    val switchable = existing.filter(e => atBuildLocation && SwapStagingTable.sameShape(e, staged))
     val deleted = switchable match {
       case Some(e) => switchLocation(session, e, staged)
       case None =>
@@ -112,7 +117,7 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
         ReclusterFiles.pausePoint(spark, "clustered_table.after_promote")
         if (existing.isDefined) DropSidecarTable.drop(spark, backup.unquotedString)._2 else 0L
     }
-    if (SwapStagingTable.isAtBuildLocation(staged, target)) SwapStagingTable.deleteOtherBuilds(spark, staged, target)
+    if (atBuildLocation) SwapStagingTable.deleteOtherBuilds(spark, staged, target)
     if (token.nonEmpty) TableLease.release(token)
     Seq(Row(if (existing.isDefined) 1L else 0L, deleted))
   }
@@ -158,16 +163,27 @@ object SwapStagingTable {
   /** The directory name of a build location of table `t`: `<t>__sc_build_<run>`. */
   def buildDirPrefix(table: String): String = table.toLowerCase + "__sc_build_"
 
+  /** `<prefix><run>`, the run the first 8 characters of a dbt invocation id: not another table
+   *  whose name happens to start with the prefix. */
+  def isBuildDirOf(name: String, prefix: String): Boolean = {
+    val lower = name.toLowerCase
+    lower.startsWith(prefix) && lower.substring(prefix.length).matches("[0-9a-f-]{1,36}")
+  }
+
   def isAtBuildLocation(staged: CatalogTable, target: TableIdentifier): Boolean =
     staged.tableType == CatalogTableType.EXTERNAL &&
-      ReclusterFiles.location(staged).getName.toLowerCase.startsWith(buildDirPrefix(target.table))
+      isBuildDirOf(ReclusterFiles.location(staged).getName, buildDirPrefix(target.table))
 
   /** Build locations of `t` other than the live one: left by a build that died before its staging
    *  table was registered. The table's name lease (held by the swap) keeps other builds out. */
   def deleteOtherBuilds(spark: SparkSession, staged: CatalogTable, target: TableIdentifier): Unit = {
     val live = ReclusterFiles.location(staged)
     val fs = live.getFileSystem(ReclusterFiles.hadoopConf(spark))
-    val builds = Option(fs.globStatus(new Path(live.getParent, buildDirPrefix(target.table) + "*"))).getOrElse(Array.empty)
+    // a listing filtered by name, not a glob: a table name may hold glob characters (`*`, `[`, `{`)
+    val prefix = buildDirPrefix(target.table)
+    val builds = fs.listStatus(live.getParent, new org.apache.hadoop.fs.PathFilter {
+      def accept(p: Path): Boolean = isBuildDirOf(p.getName, prefix)
+    })
     builds.map(_.getPath).filter(p => fs.makeQualified(p) != fs.makeQualified(live)).foreach(p => fs.delete(p, true))
   }
 
