@@ -70,17 +70,11 @@ private[sparkclustering] object PendingUploads {
    *  write, or a pending write that did not finish). */
   def readList(conf: Configuration, staging: Path): Option[Seq[Upload]] = {
     val path = new Path(staging, ListName)
-    val fs = path.getFileSystem(conf)
-    if (!fs.exists(path)) None
-    else {
-      val in = fs.open(path)
-      val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
-      Some(text.split("\n").toSeq.filter(_.nonEmpty).map(_.split("\t", -1).toSeq match {
-        case Seq(pending, destination, size) =>
-          Upload(new Path(new URI(pending)), new Path(new URI(destination)), size.toLong)
-        case other => throw new IllegalStateException(s"spark_clustering: unreadable line in $path: ${other.mkString("\t")}")
-      }))
-    }
+    ReclusterFiles.readLines(conf, path).map(_.map(_.split("\t", -1).toSeq match {
+      case Seq(pending, destination, size) =>
+        Upload(new Path(new URI(pending)), new Path(new URI(destination)), size.toLong)
+      case other => throw new IllegalStateException(s"spark_clustering: unreadable line in $path: ${other.mkString("\t")}")
+    }))
   }
 
   // ---- completing and aborting ----------------------------------------------------------------

@@ -187,17 +187,16 @@ object ReclusterFiles {
     }
   }
 
-  def readManifest(conf: Configuration, staging: Path): Option[Seq[Step]] = {
-    val path = new Path(staging, ManifestName)
+  def readManifest(conf: Configuration, staging: Path): Option[Seq[Step]] =
+    readLines(conf, new Path(staging, ManifestName)).map(_.map(decode))
+
+  /** The non-empty lines of a small text file, or None when there is none. Opened directly, not
+   *  checked first: on S3 `exists` of a missing object costs a HEAD and a LIST. */
+  def readLines(conf: Configuration, path: Path): Option[Seq[String]] = {
     val fs = path.getFileSystem(conf)
-    if (!fs.exists(path)) None
-    else {
-      val in = fs.open(path)
-      try {
-        val text = new String(in.readAllBytes(), StandardCharsets.UTF_8)
-        Some(text.split("\n").toSeq.filter(_.nonEmpty).map(decode))
-      } finally in.close()
-    }
+    val in = try fs.open(path) catch { case _: java.io.FileNotFoundException => return None }
+    try Some(new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n").toSeq.filter(_.nonEmpty))
+    finally in.close()
   }
 
   /** What applying a journal did: rolled forward (moved, deleted), rolled back (a staged file was
