@@ -70,6 +70,8 @@ class PendingUploadCommitProtocol(jobId: String, path: String, dynamicPartitionO
     files.map(new Path(_)).foreach { f =>
       val fs = f.getFileSystem(taskContext.getConfiguration)
       val pending = PendingUploads.pendingOf(f)
+      // best effort: what a failed attempt leaves in progress, the recovery's sweep of uploads named
+      // sc-l* aborts (PendingUploads.abortStray)
       try if (fs.exists(pending)) S3APendingUploads.abort(fs, pending) catch { case _: java.io.IOException => }
     }
   }

@@ -103,6 +103,8 @@ private[sparkclustering] object PendingUploads {
         val p = files.next().getPath
         if (p.getName.endsWith(".pending")) pendings += p
       }
+      // an upload already aborted (e.g. by an S3A committer's cleanup) or completed is no error
+      // here; the sweep below finds any upload still in progress
       pendings.foreach(p => try S3APendingUploads.abort(fs, p) catch { case _: java.io.IOException => })
     }
     S3APendingUploads.abortUploadsNamed(fs, root, _.contains(runId))
