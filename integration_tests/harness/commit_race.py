@@ -108,8 +108,9 @@ class Writer:
         return self.spark.sql(f"select status from recluster_commit('{self.table}', '{token}', "
                               f"{sql_str(uri(staging))}, '{prefix}', '{total}', array({replaced}))").first()[0]
 
-    def crash_mid_commit(self, staging: Path, picked):
-        """Publish a journal the way the commit does, apply a random prefix of it, and stop."""
+    def crash_mid_commit(self, staging: Path, picked, done: int | None = None) -> list[tuple[Path, Path]]:
+        """Publish a journal the way the commit does, apply its first `done` steps (moves, then
+        deletes; random if None), and stop. The moves, (staged file, its place in the table)."""
         staged = sorted(staging.iterdir())
         run = staging.name.removeprefix("_sc_recluster_")
         moves = [(f, self.location / f"sc-l1-{run}-{i:05d}.parquet", f.stat().st_size) for i, f in enumerate(staged)]
@@ -117,11 +118,13 @@ class Writer:
         lines += [f"delete\t{path if path.startswith('file:') else uri(local(path))}" for path, _, _ in picked]
         (staging / "_sc_manifest.tmp").write_text("\n".join(lines) + "\n")
         (staging / "_sc_manifest.tmp").rename(staging / "_sc_manifest")
-        done = self.rng.randint(0, len(moves) + len(picked))
+        if done is None:
+            done = self.rng.randint(0, len(moves) + len(picked))
         for a, b, _ in moves[:done]:
             a.rename(b)
         for path, _, _ in picked[:max(0, done - len(moves))]:
             local(path).unlink()
+        return [(a, b) for a, b, _ in moves]
 
     def round(self, expected) -> str:
         token = self.acquire()

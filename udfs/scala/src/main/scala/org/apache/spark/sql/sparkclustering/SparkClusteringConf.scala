@@ -35,6 +35,16 @@ object SparkClusteringConf {
   val SkippingCacheFiles: Setting[Int] = positiveInt("spark.sparkclustering.skipping.cacheFiles", 100000,
     "Footer statistics cached on the driver, in files (least recently used dropped first).")
 
+  // ---- one set of files per scan while a recluster commits (snapshot/)
+
+  val CommitViewEnabled: Setting[Boolean] = boolean("spark.sparkclustering.commitView.enabled", true,
+    "A scan of a plain parquet / orc table planned while a recluster() commit is in flight reads the " +
+      "new files or the old ones they replace, never both (from the commit's journal); false reads " +
+      "whatever the listing holds, as Spark does.")
+  val CommitViewWaitSeconds: Setting[Double] = seconds("spark.sparkclustering.commitView.waitSeconds", 5,
+    "How long after a commit published its journal a scan waits for the commit's new files to be in " +
+      "place (the old ones are deleted right after) before it reads the old files instead.")
+
   // ---- observed workloads (workload/)
 
   val WorkloadRecord: Setting[Boolean] = boolean("spark.sparkclustering.workload.record", true,
@@ -62,6 +72,7 @@ object SparkClusteringConf {
   val TestRelease: Setting[String] = string("spark.sparkclustering.test.release", "",
     "Tests only: the step a waiting commit may go on from.")
 
-  val all: Seq[Setting[_]] = Seq(SkippingEnabled, SkippingFooterThreads, SkippingCacheFiles, WorkloadRecord,
+  val all: Seq[Setting[_]] = Seq(SkippingEnabled, SkippingFooterThreads, SkippingCacheFiles, CommitViewEnabled,
+    CommitViewWaitSeconds, WorkloadRecord,
     LeaseTtlSeconds, LeaseIdleSeconds, LeaseMaxHoldSeconds, TestPauseAt, TestReached, TestRelease)
 }

@@ -42,16 +42,19 @@ object DataSkipping extends Logging {
   }
 }
 
-/** Plans scans of eligible file-source relations with a DataSkippingFileIndex (see DataSkipping). */
+/** Plans scans of eligible file-source relations over a CommitAwareFileIndex (one side of a
+ *  recluster commit in flight, every scan), pruned by a DataSkippingFileIndex when the scan filters
+ *  on its data columns (see DataSkipping). */
 case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case ScanOperation(_, _, filters, l @ LogicalRelation(fs: HadoopFsRelation, _, table, false, None)) =>
       // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
       if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
-      if (DataSkipping.enabled(spark.sessionState.conf) && eligible(fs) &&
-          FileSkippingPredicate.usable(filters).nonEmpty) {
+      val conf = spark.sessionState.conf
+      val skipping = DataSkipping.enabled(conf) && FileSkippingPredicate.usable(filters).nonEmpty
+      if (eligible(fs) && (skipping || SparkClusteringConf.CommitViewEnabled.get(conf))) {
         // planning never fails because of the rule: anything it cannot plan, Spark plans as usual
-        try skipping(plan, l, fs, table) catch {
+        try planScan(plan, l, fs, table, skipping) catch {
           case NonFatal(e) =>
             DataSkipping.logFailureOnce(table.map(_.identifier.unquotedString).getOrElse(""), "planning", e)
             Nil
@@ -60,18 +63,22 @@ case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
     case _ => Nil
   }
 
-  private def skipping(plan: LogicalPlan, l: LogicalRelation, fs: HadoopFsRelation,
-      table: Option[CatalogTable]): Seq[SparkPlan] = {
+  private def planScan(plan: LogicalPlan, l: LogicalRelation, fs: HadoopFsRelation,
+      table: Option[CatalogTable], skipping: Boolean): Seq[SparkPlan] = {
     val format = ReadContext.formatOf(fs).get
     // Partition pruning (PruneFileSourcePartitions) leaves an index rooted at the selected
-    // partition directories; the sidecar lives in the table's directory, so it is a root too.
+    // partition directories; the sidecar and the commit journals live in the table's directory,
+    // so it is a root too.
     val tableRoot = table.flatMap(t => Option(t.location)).map(new Path(_)).toSeq
-    val index = new DataSkippingFileIndex(fs.location, () => ReadContext.forScan(fs, format), fs.dataSchema,
-      table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", ")), tableRoot)
+    val label = table.map(_.identifier.unquotedString).getOrElse(fs.location.rootPaths.mkString(", "))
+    val view = new CommitAwareFileIndex(fs.location, tableRoot, label)
+    val index =
+      if (skipping) new DataSkippingFileIndex(view, () => ReadContext.forScan(fs, format), fs.dataSchema, label, tableRoot)
+      else view
     val wrapped = l.copy(relation = fs.copy(location = index)(fs.sparkSession))
     val rewritten = plan.transformUp { case r: LogicalRelation if r eq l => wrapped }
     FileSourceStrategy(rewritten).map(_.transformUp {
-      case s: FileSourceScanExec if !s.isInstanceOf[DataSkippingScanExec] && (s.relation.location eq index) =>
+      case s: FileSourceScanExec if skipping && !s.isInstanceOf[DataSkippingScanExec] && (s.relation.location eq index) =>
         DataSkippingScanExec(s)
     })
   }

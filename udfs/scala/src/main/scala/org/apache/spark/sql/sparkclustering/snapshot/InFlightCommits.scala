@@ -1,0 +1,167 @@
+package org.apache.spark.sql.sparkclustering
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.execution.datasources.PartitionDirectory
+
+/**
+ * One set of files for a scan planned while a `recluster()` commit is in flight on a plain
+ * parquet/orc table (the reader's half of ReclusterFiles' journal).
+ *
+ * A commit publishes its journal `<table>/_sc_recluster_<run>/_sc_manifest` (the commit point),
+ * puts its new files `sc-l<level>-<run>-*` in place (renames, or completed uploads on S3A), deletes
+ * the files they replace, and removes the journal last. A listing taken meanwhile can hold both the
+ * new files and the old ones: read as is, every rewritten row twice. For every run whose files a
+ * listing holds and whose journal exists, the scan reads instead:
+ *
+ *  - the new set (the listing without the replaced files), once every new file of the scan's
+ *    directories is in place. Before that it waits for them (re-listing), since the old files are
+ *    deleted right after the last new one lands: a scan that read them would fail on a deleted file;
+ *  - the old set (the listing without the new files) when the new files are not all in place within
+ *    `commitView.waitSeconds` of the journal's publication (a commit that died mid-way: the next
+ *    writer's recovery rolls it forward; or one that is rolling back);
+ *  - the listing as it is when neither set is whole (a commit damaged by deletes behind its back:
+ *    the table holds the rows of the files present).
+ *
+ * A run whose journal is gone is settled for good (run ids are never reused): one check per run and
+ * JVM (a HEAD on S3), then none. Files without a run in their name (builds, appends) cost nothing.
+ */
+object InFlightCommits extends Logging {
+
+  /** `sc-l<level>-<run>-...`: the run of a file a recluster commit put in place. */
+  private val RunOfFile = "^sc-l[0-9]+-([A-Za-z0-9_]+)-".r
+
+  def runOf(fileName: String): Option[String] = RunOfFile.findPrefixMatchOf(fileName).map(_.group(1))
+
+  // "<journal root>/<run>" of runs whose journal was gone when a listing held their files
+  private val settled = ConcurrentHashMap.newKeySet[String]()
+  private val MaxSettled = 200000
+
+  private[sparkclustering] def forgetSettled(): Unit = settled.clear()
+
+  /** A commit's journal as the reader needs it: when it was published, the new files, the replaced ones. */
+  private case class Journal(publishedAt: Long, added: Set[String], replaced: Set[String])
+
+  /** What a listing became: the directories to read, one line per in-flight run for the log. */
+  final case class Resolved(directories: Seq[PartitionDirectory], notes: Seq[String])
+
+  /**
+   * The directories a scan reads: `list()` (the relation's listing), resolved against the commits in
+   * flight. `relist()` drops the cached listing, so that the next `list()` lists the store again.
+   * `journalRoots`: where a run's journal lies (the table's location; for a path read, its root
+   * paths). Never fails: a journal it cannot read leaves the listing as it is, and says so.
+   */
+  def resolve(conf: Configuration, journalRoots: Seq[Path], waitMillis: Long, label: String,
+      list: () => Seq[PartitionDirectory], relist: () => Unit): Resolved = {
+    var directories = list()
+    if (!directories.exists(_.files.exists(f => runOf(f.getPath.getName).isDefined))) {
+      return Resolved(directories, Nil)
+    }
+    val roots = journalRoots.flatMap(r => scala.util.Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
+      .sortBy(_.toUri.getPath.length)
+    if (roots.isEmpty) return Resolved(directories, Nil)
+    val journals = scala.collection.mutable.Map[String, Journal]()
+    var waited = 0L
+    var relistedAfterSettling = false
+    while (true) {
+      val runs = directories.flatMap(_.files).flatMap { f =>
+        runOf(f.getPath.getName).map(run => journalKey(rootOf(roots, f.getPath), run))
+      }.distinct.filterNot(settled.contains)
+      val checked = runs.map(key => key -> journal(conf, key, journals))
+      val inFlight = checked.collect { case (key, Some(j)) => key -> j }
+      if (checked.exists(_._2.isEmpty) && !relistedAfterSettling) {
+        // A run seen settled for the first time may have finished between the listing and the
+        // check, so the listing may be from inside its commit: list once more.
+        relistedAfterSettling = true
+        relist()
+        directories = list()
+      } else if (inFlight.isEmpty) {
+        return Resolved(directories, Nil)
+      } else {
+        val listed = directories.flatMap(_.files).map(f => qualified(conf, f.getPath)).toSet
+        val scope = listed.map(parentOf)
+        val now = System.currentTimeMillis()
+        val decisions = inFlight.map { case (key, j) =>
+          // only the directories this scan reads (partition pruning) decide
+          val added = j.added.filter(p => scope.contains(parentOf(p)))
+          val replaced = j.replaced.filter(p => scope.contains(parentOf(p)))
+          val run = key.substring(key.lastIndexOf('/') + 1)
+          if (added.subsetOf(listed)) {
+            Some(replaced) -> s"commit $run in flight: its new files are read (${replaced.size} replaced file(s) left out)"
+          } else if (replaced.subsetOf(listed)) {
+            if (now < j.publishedAt + waitMillis) None -> ""
+            else Some(added) -> (s"commit $run in flight: its new files were not all in place " +
+              s"${(now - j.publishedAt) / 1000.0} s after its journal; the files it replaces are read")
+          } else {
+            Some(Set.empty[String]) -> (s"commit $run in flight: neither its new nor its old files are all present " +
+              "(files were removed behind spark_clustering's back); the files present are read")
+          }
+        }
+        if (decisions.forall(_._1.isDefined)) {
+          val dropped = decisions.flatMap(_._1.get).toSet
+          val kept = directories.map(d => d.copy(files = d.files.filterNot(f => dropped.contains(qualified(conf, f.getPath)))))
+            .filter(_.files.nonEmpty)
+          val notes = decisions.map(_._2) ++ (if (waited > 0) Seq(s"waited $waited ms for its new files") else Nil)
+          logInfo(s"spark_clustering: $label: ${notes.mkString("; ")}")
+          return Resolved(kept, notes)
+        }
+        // the new files are being put in place, and the old ones go right after: list again shortly
+        Thread.sleep(20L)
+        waited += 20L
+        relist()
+        directories = list()
+      }
+    }
+    Resolved(directories, Nil) // not reached
+  }
+
+  private def parentOf(path: String): String = path.substring(0, math.max(0, path.lastIndexOf('/')))
+
+  private def qualified(conf: Configuration, p: Path): String = p.getFileSystem(conf).makeQualified(p).toString
+
+  /** The innermost journal root holding `file`, else the outermost (a partition elsewhere). */
+  private def rootOf(roots: Seq[Path], file: Path): Path = {
+    val path = file.toString
+    roots.filter(r => path.startsWith(r.toString.stripSuffix("/") + "/")).lastOption.getOrElse(roots.head)
+  }
+
+  private def journalKey(root: Path, run: String): String = s"${root.toString.stripSuffix("/")}/$run"
+
+  /** The run's journal, or None when it is gone (the run is then settled). */
+  private def journal(conf: Configuration, key: String, read: scala.collection.mutable.Map[String, Journal]): Option[Journal] = {
+    val split = key.lastIndexOf('/')
+    val staging = new Path(key.substring(0, split), ReclusterFiles.StagingPrefix + key.substring(split + 1))
+    val manifest = new Path(staging, ReclusterFiles.ManifestName)
+    val fs = manifest.getFileSystem(conf)
+    val published = try Some(fs.getFileStatus(manifest).getModificationTime) catch {
+      case _: java.io.FileNotFoundException => None
+    }
+    published match {
+      case None =>
+        read.remove(key)
+        if (settled.size > MaxSettled) settled.clear()
+        settled.add(key)
+        None
+      case Some(at) =>
+        read.get(key).orElse {
+          val steps = try ReclusterFiles.readManifest(conf, staging) catch {
+            case NonFatal(e) => logWarning(s"spark_clustering: could not read the commit journal $manifest", e); None
+          }
+          steps.map { s =>
+            val j = Journal(at,
+              s.collect { case m: ReclusterFiles.Move => m.to case c: ReclusterFiles.Complete => c.to }
+                .map(qualified(conf, _)).toSet,
+              s.collect { case d: ReclusterFiles.Delete => qualified(conf, d.path) }.toSet)
+            read(key) = j
+            j
+          }
+        }
+    }
+  }
+}
