@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from spark_clustering_dev.paths import WORK, spark_home
+from spark_clustering_dev.spark import jvm_options
 from spark_clustering_dev.thrift import free_port, pid_alive
 
 
@@ -53,6 +54,7 @@ class StandaloneCluster:
     def _spawn(self, name: str, args: list[str]) -> None:
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": self.host,
                "SPARK_NO_DAEMONIZE": "1", "SPARK_LOG_DIR": str(self.work_dir / "logs"),
+               "SPARK_DAEMON_JAVA_OPTS": jvm_options(),
                "SPARK_WORKER_DIR": str(self.work_dir / name / "work")}
         (self.work_dir / name / "work").mkdir(parents=True, exist_ok=True)
         log = open(self.work_dir / f"{name}.log", "wb")

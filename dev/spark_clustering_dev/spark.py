@@ -17,6 +17,19 @@ from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, WORK
 # session serves one of them (and plain tables, which both catalogs hand to Spark's own).
 TABLE_FORMATS = ("hive", "delta", "iceberg")
 
+# Set by the tests (integration_tests/tests/conftest.py; their child processes inherit it), never by
+# the benchmarks: the short-lived JVMs they start (the child processes' sessions, a cluster's daemons
+# and executors) compile with C1 only. C2's compiler threads cost more CPU than such a JVM gains
+# back, and the cores are shared with the other test worker: two recluster children side by side
+# took 36 s instead of 59 s. (A long-lived JVM gains from C2: a test worker's own session ran
+# test_recluster.py in 137 s with it, 154 s without, so those keep it.) Behaviour is the same.
+TEST_JVM_ENV = "SPARK_CLUSTERING_TEST_JVM"
+
+
+def jvm_options() -> str:
+    """JVM options for a short-lived Spark JVM: `-XX:TieredStopAtLevel=1` under the tests."""
+    return "-XX:TieredStopAtLevel=1" if os.environ.get(TEST_JVM_ENV) == "1" else ""
+
 
 def table_format_conf(table_format: str) -> dict[str, str]:
     """The confs that make `spark_catalog` serve `table_format` tables as well as plain ones
@@ -37,9 +50,10 @@ def table_format_conf(table_format: str) -> dict[str, str]:
 
 
 def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hive",
-                 s3_endpoint: str | None = None) -> dict[str, str]:
+                 s3_endpoint: str | None = None, long_lived: bool = False) -> dict[str, str]:
     """Spark confs for an isolated local warehouse + metastore under `work_dir`, for `table_format`
-    tables (TABLE_FORMATS); with `s3_endpoint`, S3A too (s3a:// paths on that S3 server)."""
+    tables (TABLE_FORMATS); with `s3_endpoint`, S3A too (s3a:// paths on that S3 server).
+    `long_lived`: the JVM keeps C2 under the tests (jvm_options)."""
     work_dir = Path(work_dir).resolve()
     conf = {
         "spark.master": os.environ.get("SPARK_CLUSTERING_MASTER", "local[2]"),
@@ -47,7 +61,7 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={work_dir / 'metastore_db'};create=true"
         ),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir} {'' if long_lived else jvm_options()}".strip(),
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -85,7 +99,8 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
 
 
 def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", with_jar: bool = True,
-              extra_conf: dict[str, str] | None = None, table_format: str = "hive", s3_endpoint: str | None = None):
+              extra_conf: dict[str, str] | None = None, table_format: str = "hive", s3_endpoint: str | None = None,
+              long_lived: bool = False):
     """Start (or return the running) embedded SparkSession with Hive support; with `s3_endpoint`
     (default: the harness's SPARK_CLUSTERING_S3_ENDPOINT, for child processes) S3A reaches that S3
     server."""
@@ -98,7 +113,8 @@ def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", 
     work_dir = Path(work_dir or WORK / "session")
     work_dir.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
-    for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint), **(extra_conf or {})}.items():
+    for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint, long_lived),
+                       **(extra_conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     if table_format == "iceberg":

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, WORK, spark_home
-from spark_clustering_dev.spark import table_format_conf
+from spark_clustering_dev.spark import jvm_options, table_format_conf
 
 
 def free_port() -> int:
@@ -60,13 +60,16 @@ class ThriftServer:
             "spark.sql.warehouse.dir": str(self.work_dir / "warehouse"),
             "spark.hadoop.javax.jdo.option.ConnectionURL":
                 f"jdbc:derby:;databaseName={self.work_dir / 'metastore_db'};create=true",
+            # a server serves a whole test module: its JVM keeps C2 (spark_clustering_dev.spark.jvm_options)
             "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.work_dir}",
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.enabled": "false",
-        "spark.ui.showConsoleProgress": "false",
+            "spark.ui.showConsoleProgress": "false",
             "spark.sql.session.timeZone": "UTC",
             **self.extra_conf,
         }
+        if jvm_options():  # a cluster's executors (in local mode they live in the driver's JVM)
+            conf.setdefault("spark.executor.extraJavaOptions", jvm_options())
         cmd = [str(spark_home() / "bin" / "spark-submit"),
                "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
                "--master", self.master, "--name", "spark_clustering_thrift"]

@@ -16,6 +16,11 @@ from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
 from spark_clustering_dev.spark import get_spark
 
+# The short-lived JVMs the tests start (child processes, a cluster's daemons and executors) compile
+# with C1 only (spark_clustering_dev.spark.TEST_JVM_ENV); child processes inherit it. The worker's
+# own session runs for the whole run and keeps C2 (long_lived below).
+os.environ.setdefault("SPARK_CLUSTERING_TEST_JVM", "1")
+
 # Per process, so two pytest runs on one machine never share (or wipe) a warehouse.
 PYTEST_WORK = WORK / f"pytest-{os.getpid()}"
 
@@ -62,7 +67,7 @@ def _session_for(table_format: str):
     # of that moment), so a later Iceberg session over a metastore of its own would take its table
     # locks in the first one's, which lacks the lock tables: every Iceberg commit hung retrying.
     session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format,
-                        s3_endpoint=s3_server().endpoint)
+                        s3_endpoint=s3_server().endpoint, long_lived=True)
     try:
         import spark_clustering_udfs
     except ImportError:  # the Python UDF package is optional for modules that do not use it
