@@ -90,7 +90,9 @@ class ThriftServer:
             # Also on the driver's system classpath: --jars alone puts the jar in a class loader that
             # closing the first client session closes, after which classes not loaded yet (e.g.
             # CurveKeys$) fail with NoClassDefFoundError. Executors still get it through --jars.
-            conf.setdefault("spark.driver.extraClassPath", ":".join(jars))
+            # (after any the caller's conf puts there, e.g. S3A's jars)
+            conf["spark.driver.extraClassPath"] = ":".join(
+                [p for p in conf.get("spark.driver.extraClassPath", "").split(":") if p] + jars)
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
         cmd += ["spark-internal",

@@ -379,6 +379,25 @@ def table_location(spark, qualified: str) -> str:
     return location[len("file:"):] if location.startswith("file:") else location
 
 
+def data_files_in_store(spark, location: str) -> list[str]:
+    """The data files below an object store location (`s3a://...`), as `local` names them (the path
+    part of the URI), listed through Hadoop's file system; hidden names skipped as Spark does."""
+    jvm = spark._jvm
+    root = jvm.org.apache.hadoop.fs.Path(location)
+    fs = root.getFileSystem(spark._jsc.hadoopConfiguration())
+    out, todo = [], [root]
+    while todo:
+        for status in fs.listStatus(todo.pop()):
+            name = str(status.getPath().getName())
+            if name.startswith(("_", ".")):
+                continue
+            if status.isDirectory():
+                todo.append(status.getPath())
+            else:
+                out.append(str(local(str(status.getPath().toUri().toString()))))  # encoded, as _metadata gives it
+    return sorted(out)
+
+
 def data_files_on_disk(location: str) -> list[str]:
     out = []
     for d, dirs, files in os.walk(location):
@@ -1415,10 +1434,12 @@ def read_state(spark, spec: TableSpec, qualified: str, source: dict[str, str] | 
         d["_file"] = str(local(d["_file"]))
         rows.append(d)
     location = table_location(spark, qualified)
-    state = TableState(spec, qualified, location, rows, data_files_on_disk(location))
+    in_store = "://" in location  # an object store: no footer is read here (they are not local files)
+    files = data_files_in_store(spark, location) if in_store else data_files_on_disk(location)
+    state = TableState(spec, qualified, location, rows, files)
     for f, rs in state.rows_by_file().items():
         state.exact[f] = exact_stats(rs, table_columns(spec))
-    if spec.fmt == "parquet":
+    if spec.fmt == "parquet" and not in_store:
         for f in state.files:
             state.footer[f], state.footer_facts[f] = parquet_footer_stats(f)
     state.source = dict(source or {})

@@ -19,6 +19,7 @@ from harness.plans import skipping_summary
 from spark_clustering_dev.cluster import StandaloneCluster, get_json
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.s3 import s3a_conf
 from spark_clustering_dev.thrift import ThriftServer, free_port, pid_alive
 
 pytestmark = pytest.mark.cluster
@@ -66,12 +67,17 @@ class Stack:
 
 
 @pytest.fixture(scope="module")
-def stack(request):
+def stack(request, s3):
     started = time.monotonic()
     work = WORK / f"cluster-{os.getpid()}"
     cluster = StandaloneCluster(work).start()
     ui_port = free_port()
+    # S3A on the driver and on every executor (the jars are on this machine's disk, where each
+    # worker starts its executor), against the test process's S3 server
+    reach_s3 = s3a_conf(s3.endpoint)
+    reach_s3["spark.executor.extraClassPath"] = reach_s3["spark.driver.extraClassPath"]
     server = ThriftServer(work / "thrift", master=cluster.url, extra_conf={
+        **reach_s3,
         "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
         "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
         # Wait for both executors before the first job, so the scheduler can use both.
@@ -247,6 +253,52 @@ def test_keys_were_computed_on_both_workers_executors(request, stack, built):
     for i in range(len(stack.cluster.worker_ui_ports)):
         logs = list((stack.cluster.work_dir / f"worker{i + 1}" / "work" / stack.app_id).glob("*/stderr"))
         assert logs and any("spark-clustering-udfs.jar" in p.read_text(errors="replace") for p in logs), logs
+
+
+BUCKET = "it-cluster-e2e"
+
+
+def test_a_model_in_a_bucket_is_built_and_reclustered_on_the_cluster(request, stack, built, s3):
+    """The cluster's warehouse in a bucket: a database located there, the example's source, a
+    clustered model and the incremental model built, appended to and reclustered by the executors
+    through S3A. The tables hold exactly the local source's rows, every file lies in the bucket, the
+    clustered table holds its configured files, and a box query skips files with the answer of a
+    full scan."""
+    from dbt.adapters.spark.connections import PyhiveConnectionWrapper
+
+    s3.create_bucket(BUCKET)
+    schema = f"{SCHEMA}_s3"
+    stack.query(f"create database if not exists {schema} location 's3a://{BUCKET}/{schema}.db'")
+    env = {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
+    kw = dict(target="thrift", schema=schema, env=env, vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
+    init = PyhiveConnectionWrapper.__init__
+
+    def fast_poll(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.poll_interval = 0.2
+
+    started = time.monotonic()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(PyhiveConnectionWrapper, "__init__", fast_poll)
+        run_dbt(["run", "--select", "telemetry_events", "telemetry_hilbert", "telemetry_incremental"], **kw)
+        run_dbt(["run", "--select", "telemetry_incremental"], **{**kw, "vars": {
+            **kw["vars"], "telemetry_increment": 9, "telemetry_recluster": {"max_average_depth": 6}}})
+    fingerprint = f"count(*), sum(cast(hash({COLUMNS}) as bigint)), bit_xor(xxhash64({COLUMNS}))"
+    [source] = stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_events")
+    for name in ("telemetry_events", "telemetry_hilbert", "telemetry_incremental"):
+        assert stack.query(f"select {fingerprint} from {schema}.{name}") == [source], name
+        files = [f for f, in stack.query(f"select distinct _metadata.file_path from {schema}.{name}")]
+        assert files and all(f.startswith(f"s3a://{BUCKET}/{schema}.db/") for f in files), (name, files[:3])
+    assert len(stack.query(f"select distinct _metadata.file_path from {schema}.telemetry_hilbert")) == ROWS // FILE_ROWS
+    names = [p.rsplit("/", 1)[-1] for p, in stack.query(f"select file_path from recluster_data_files('{schema}.telemetry_incremental')")]
+    assert any(n.startswith("sc-l") for n in names), names
+    query = f"select count(*), sum(reading_value) from {schema}.telemetry_hilbert where mission_id between 10 and 17"
+    outcome = stack.session([f"explain {query}", query, "set spark.sparkclustering.skipping.enabled=false", query])
+    kept = skipping_summary("\n".join(str(r[0]) for r in outcome[0]))
+    assert outcome[1] == outcome[3] and kept["kept"] < kept["total"], (outcome[1], outcome[3], kept)
+    assert s3.uploads(BUCKET) == [] and not [k for k in s3.keys(BUCKET) if "_sc_recluster_" in k or "__magic_job-" in k]
+    _say(request, f"\n[cluster] a bucket: built, appended and reclustered in {time.monotonic() - started:.0f}s; "
+                  f"skipping {kept}")
 
 
 def test_everything_stops(request, stack, built):

@@ -6,14 +6,17 @@ import os
 
 import pytest
 
+from harness.storage import database_location, database_on, names
+from harness.storage import location as storage_location
 from spark_clustering_dev.dbt import DbtError
 from spark_clustering_dev.layout import fingerprint, file_ranges
 
 
-def build(dbt, source, alias, expect_success=True, extra_vars=None, **case):
+def build(dbt, source, alias, expect_success=True, extra_vars=None, schema=None, **case):
     vars_ = {"case_source": source, "case_alias": alias, **{f"case_{k}": v for k, v in case.items()},
              **(extra_vars or {})}
-    return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
+    kw = {"schema": schema} if schema else {}
+    return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success, **kw)
 
 
 # Steps of the jar's swap_staging_table (one call with the extension loaded, as here): its test hook
@@ -231,51 +234,54 @@ def test_validation_catches_what_its_mode_promises(spark, dbt, s, mode, column_a
     assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
 
 
-@pytest.mark.parametrize("swap,point", [("rename", "after_staging_write"), ("rename", "after_backup"),
-                                        ("rename", "after_promote"), ("location", "after_backup"),
-                                        ("location", "after_promote")])
-def test_failure_mid_build_leaves_readable_data(spark, dbt, s, swap, point):
+@pytest.mark.parametrize("storage,swap,point", [
+    ("file", "rename", "after_staging_write"), ("file", "rename", "after_backup"), ("file", "rename", "after_promote"),
+    ("file", "location", "after_backup"), ("file", "location", "after_promote"),
+    # in a bucket the build location is the default (cluster_swap auto)
+    ("s3a", "auto", "after_backup"), ("s3a", "auto", "after_promote")])
+def test_failure_mid_build_leaves_readable_data(spark, dbt, s, s3, storage, swap, point):
     """Old rows stay readable at every failure point; the next run finishes or rolls back cleanly.
     cluster_swap 'location' (a build location): a rebuild of the same columns points the table at
     its new files in one update (after_promote: right after it), one that adds a column renames
     the old table to the backup name first (after_backup)."""
+    schema = database_on(spark, s3, s, storage)
     alias = f"crash_{swap}_{point}"
-    extra = ", cast(id % 3 as int) as c" if swap == "location" and point == "after_backup" else ""
-    v1 = make_table(spark, f"{s}.{alias}_v1", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
-    v2 = make_table(spark, f"{s}.{alias}_v2", f"select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b{extra} from range(7000)")
-    build(dbt, v1, alias, num_files=4, swap=swap)
+    extra = ", cast(id % 3 as int) as c" if swap != "rename" and point == "after_backup" else ""
+    v1 = make_table(spark, f"{schema}.{alias}_v1", "select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b from range(5000)")
+    v2 = make_table(spark, f"{schema}.{alias}_v2", f"select id, cast(id % 100 as int) as a, cast(id % 77 as int) as b{extra} from range(7000)")
+    build(dbt, v1, alias, num_files=4, swap=swap, schema=schema)
     with failing_at(spark, point) as hook_vars:
-        run = build(dbt, v2, alias, num_files=4, swap=swap, expect_success=False, extra_vars=hook_vars)
+        run = build(dbt, v2, alias, num_files=4, swap=swap, expect_success=False, extra_vars=hook_vars, schema=schema)
     assert f"injected failure at clustered_table.{point}" in "\n".join(run.messages)
-    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    tables = {r.tableName for r in spark.sql(f"show tables in {schema}").collect()}
     if point == "after_backup":
         # The crash hit between the two renames: the old data is intact under the backup name.
         assert f"{alias}__sc_backup" in tables and alias not in tables
-        assert_same_rows(spark, v1, f"{s}.{alias}__sc_backup")
+        assert_same_rows(spark, v1, f"{schema}.{alias}__sc_backup")
     elif point == "after_promote":
         # The new table is in place (it was validated before the swap started).
-        assert_same_rows(spark, v2, f"{s}.{alias}")
+        assert_same_rows(spark, v2, f"{schema}.{alias}")
     else:
-        assert_same_rows(spark, v1, f"{s}.{alias}")
+        assert_same_rows(spark, v1, f"{schema}.{alias}")
     # The next run recovers whatever was left and builds v2; no sidecar table remains.
-    build(dbt, v2, alias, num_files=4, swap=swap)
-    assert_same_rows(spark, v2, f"{s}.{alias}")
-    tables = {r.tableName for r in spark.sql(f"show tables in {s}").collect()}
+    build(dbt, v2, alias, num_files=4, swap=swap, schema=schema)
+    assert_same_rows(spark, v2, f"{schema}.{alias}")
+    tables = {r.tableName for r in spark.sql(f"show tables in {schema}").collect()}
     assert not {t for t in tables if t.startswith(alias + "__sc_")}, tables
     # one directory is left, the live table's: the locations it replaced are gone
-    assert table_dirs(spark, s, alias) == [table_location(spark, f"{s}.{alias}").rsplit("/", 1)[1]]
+    live = table_location(spark, f"{schema}.{alias}")
+    assert table_dirs(spark, schema, alias) == [live.rsplit("/", 1)[1]], live
+    if storage == "s3a":
+        assert f"/{alias}__sc_build_" in live, live  # written once at its build location, not renamed
 
 
 def table_location(spark, table):
-    [row] = [r for r in spark.sql(f"describe table extended {table}").collect() if r.col_name == "Location"]
-    return row.data_type.rstrip("/")
+    return storage_location(spark, table)
 
 
 def table_dirs(spark, s, alias):
     """The directories of `alias` in the database's directory: its own and its builds'."""
-    [row] = [r for r in spark.sql(f"describe schema extended {s}").collect() if r.info_name == "Location"]
-    root = row.info_value.removeprefix("file:")
-    return sorted(d for d in os.listdir(root) if d == alias or d.startswith(alias + "__sc_"))
+    return [d for d in names(spark, database_location(spark, s)) if d == alias or d.startswith(alias + "__sc_")]
 
 
 def test_a_rebuild_with_cluster_swap_location_points_the_table_at_its_new_files(spark, dbt, s):

@@ -37,6 +37,7 @@ from functools import reduce
 import pytest
 
 from harness import skipping as sk
+from harness.storage import database_on
 from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.sql import sql_str
 
@@ -469,6 +470,26 @@ def test_corrupt_sidecar(session):
         check_explain_sources(session, state, "corrupt sidecar")
         failures += run_scenario(session, state, N_SMALL, "corrupt sidecar", rng)
     assert_no_failures(failures, "corrupt sidecar")
+
+
+def test_a_table_in_a_bucket(session, s3):
+    """A sample of the differential check on S3 (S3A against the test process's S3 server): a
+    parquet table and a partitioned orc table in a bucket, their sidecars written there; rule on =
+    rule off = Python, every matching file kept, and files skipped."""
+    rng = random.Random(SEED + 13)
+    schema = database_on(session, s3, SCHEMA, "s3a")
+    failures = []
+    for spec in (TABLES[1], TABLES[6]):
+        name = f"{schema}.{spec.name}"
+        sk.write_table(session, spec, name, sk.generate_rows(spec, table_seed(spec.name)))
+        state = sk.read_state(session, spec, name)
+        assert state.location.startswith("s3a://") and len(state.rows) == spec.rows, (state.location, len(state.rows))
+        write_sidecar(session, state, expect_scanned=len(state.files))
+        check_explain_sources(session, state, "in a bucket")
+        before = STATS["in a bucket"]["read"]
+        failures += run_scenario(session, state, N_SMALL, "in a bucket", rng)
+        assert STATS["in a bucket"]["read"] - before < N_SMALL * len(state.files), "no file was skipped"
+    assert_no_failures(failures, "in a bucket")
 
 
 def test_unusual_paths(session, tmp_path):

@@ -15,6 +15,8 @@ from decimal import Decimal
 
 import pytest
 
+from harness.storage import STORAGES, database_on, names
+from harness.storage import location as storage_location
 from spark_clustering_dev.paths import local
 from spark_clustering_dev.spark import confs
 
@@ -123,8 +125,8 @@ def location(spark, table):
 
 
 def sidecar_files(spark, table):
-    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(location(spark, table), "_sc_file_stats", "*"))
-                  + glob.glob(os.path.join(location(spark, table), "_sc_file_stats", ".*")))
+    """The names in the table's sidecar directory, on either store."""
+    return names(spark, storage_location(spark, table) + "/_sc_file_stats")
 
 
 def actual(spark, table, columns=COLUMNS):
@@ -216,8 +218,9 @@ def s(spark, dbt_schema):
     return dbt_schema
 
 
-def test_parquet_footers_bound_the_data_and_drop_what_is_doubtful(spark, s):
-    t = f"{s}.pq_footers"
+@pytest.mark.parametrize("storage", STORAGES)
+def test_parquet_footers_bound_the_data_and_drop_what_is_doubtful(spark, s, s3, storage):
+    t = f"{database_on(spark, s3, s, storage)}.pq_footers"
     build(spark, t, "parquet")
     desc = describe(spark, t)
     act = actual(spark, t)
@@ -283,8 +286,9 @@ def test_orc_footers_bound_the_data(spark, s):
     assert_exact(files[1], by_g[1], "d", hi=False)
 
 
-def test_sidecar_is_exact_and_incremental(spark, s):
-    t = f"{s}.pq_sidecar"
+@pytest.mark.parametrize("storage", STORAGES)
+def test_sidecar_is_exact_and_incremental(spark, s, s3, storage):
+    t = f"{database_on(spark, s3, s, storage)}.pq_sidecar"
     build(spark, t, "parquet")
     n = len(FILES) + 1
     result = write_stats(spark, t)

@@ -15,9 +15,9 @@ import pytest
 
 from harness.plans import skipping_summary
 from spark_clustering_dev.layout import file_ranges
-from spark_clustering_dev.paths import INTEGRATION_TESTS
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, actual, expected
-from spark_clustering_dev.s3 import NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, delta, s3a_counters
+from spark_clustering_dev.s3 import ACCESS_KEY, NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, SECRET_KEY, delta, s3a_counters
 from spark_clustering_dev.spark import confs
 
 BUCKET = "it-object-store"
@@ -249,3 +249,43 @@ def test_a_file_replaced_with_the_same_size_and_mtime_is_not_taken_for_the_old_o
     assert summary["kept"] == summary["total"] == 2, summary
     with confs(spark, {"spark.sparkclustering.skipping.enabled": "false"}):
         assert spark.sql(query).first()[0] == 200
+
+
+def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
+    """dbt's `s3` target (integration_tests/profiles.yml) in a process of its own, where dbt-spark
+    creates the session from the target's parameters alone (harness/s3_target_child.py): the
+    example's source, a clustered model with its generic tests (tight files), and the incremental
+    model, appended to and reclustered. Every table lies in the bucket's warehouse; the clustered
+    and incremental tables hold exactly the source's rows; the clustered model was written at a
+    build location; the recluster left no staging, pending upload or upload in progress."""
+    bucket = s3.create_bucket("it-s3-target")
+    schema = "it_s3_target"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_ROOT": str(REPO),
+           "SPARK_CLUSTERING_S3_ENDPOINT": s3.endpoint, "SPARK_CLUSTERING_S3_BUCKET": bucket,
+           "SPARK_CLUSTERING_S3_PATH_STYLE": "true", "SPARK_CLUSTERING_S3_SSL": "false",
+           "SPARK_CLUSTERING_S3_METASTORE": str(tmp_path / "metastore"),
+           "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+           "DBT_TARGET_PATH": str(tmp_path / "dbt_target")}
+    plan = {"schema": schema, "rows": 20000, "file_rows": 5000}
+    proc = subprocess.run([sys.executable, "-m", "harness.s3_target_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                          env=env, capture_output=True, text=True, timeout=900)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-5000:]
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith("s3_target: ")]
+    out = json.loads(line.removeprefix("s3_target: "))
+    assert out["conf"]["spark.sql.warehouse.dir"] == f"s3a://{bucket}/warehouse", out["conf"]
+    assert "SparkClusteringExtensions" in out["conf"]["spark.sql.extensions"], out["conf"]
+    tables = out["tables"]
+    source = tables["telemetry_events"]["fingerprint"]
+    assert source[0] == 20000
+    assert tables["telemetry_hilbert"]["fingerprint"] == source and tables["telemetry_incremental"]["fingerprint"] == source
+    for name, t in tables.items():
+        assert t["location"].startswith(f"s3a://{bucket}/warehouse/{schema}.db/"), (name, t["location"])
+        assert all(f.startswith(f"s3a://{bucket}/warehouse/{schema}.db/") for f in t["files"]), (name, t["files"][:3])
+    assert "/telemetry_hilbert__sc_build_" in tables["telemetry_hilbert"]["location"], tables["telemetry_hilbert"]
+    assert len(tables["telemetry_hilbert"]["files"]) == 4
+    # the append was reclustered: its files and the files they joined are a recluster's (sc-l...)
+    assert any(f.rsplit("/", 1)[-1].startswith("sc-l") for f in tables["telemetry_incremental"]["files"])
+    keys = s3.keys(bucket, f"warehouse/{schema}.db/")
+    assert not [k for k in keys if "_sc_recluster_" in k or "__magic_job-" in k or "__sc_staging" in k], keys
+    assert s3.uploads(bucket) == []
