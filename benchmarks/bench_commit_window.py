@@ -27,7 +27,17 @@ Prints a markdown table and writes the figures to build/bench/commit_window.json
 it asserts only that every commit went through and that the table kept its rows and file count.
 --load K runs K busy-looping processes during the measured rounds (a loaded driver machine).
 
-    .venv/bin/python benchmarks/bench_commit_window.py [--files 27 200] [--rounds 30] [--load 0]
+--reader-rounds N (on the first --files table, after the listing rounds): N more such commits back
+to back (a random 0-50 ms apart) while two Spark sessions of the same JVM read the whole table in a
+loop (REFRESH TABLE, then count + order-independent checksums of every row): one with the extension's
+commit view (snapshot/InFlightCommits: one side of a commit in flight), one with it switched off
+(spark.sparkclustering.commitView.enabled=false: what a reader without the jar sees). Per reader:
+reads whose rows were exactly the table's, reads with other rows (the window: rows twice), and reads
+that failed on a file deleted under them (planned before a commit, run after its deletes).
+--delete-delay S: the committing session keeps the replaced files S seconds after the new ones are in
+place (spark.sparkclustering.commit.deleteDelaySeconds) in those rounds.
+
+    .venv/bin/python benchmarks/bench_commit_window.py [--files 27 200] [--rounds 30] [--load 0] [--reader-rounds 0]
 """
 from __future__ import annotations
 
@@ -131,7 +141,7 @@ def commit_round(spark, table: str, root: Path, run: str, measure: bool) -> dict
             shutil.copyfile(local(path), staging / f"part-{i:05d}.parquet")
             total += size
         replaced = ", ".join(sql_str(f"{size}:{mtime}:{path}") for path, size, mtime in files)
-        prefix = f"sc-l1-{run.replace('_', '')}"
+        prefix = f"sc-l1-{run}"  # the staging directory's run: readers find the journal by it
         statement = (f"select status from recluster_commit('{table}', '{token}', {sql_str(uri(staging))}, "
                      f"'{prefix}', '{total}', array({replaced}))")
         lister = Lister(root, prefix + "-") if measure else None
@@ -167,6 +177,55 @@ def commit_round(spark, table: str, root: Path, run: str, measure: bool) -> dict
         spark.sql(f"select * from table_lease_release('{token}', 'false')").collect()
 
 
+class SparkReader(threading.Thread):
+    """Reads the whole table in a loop in a session of its own, with or without the commit view."""
+
+    def __init__(self, spark, table: str, view: bool, expected):
+        super().__init__(daemon=True)
+        self.session = spark.newSession()
+        self.session.conf.set("spark.sparkclustering.commitView.enabled", str(view).lower())
+        self.table, self.view, self.expected = table, view, expected
+        self.exact = self.wrong = self.failed = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.session.sql(f"refresh table {self.table}")
+                got = fingerprint(self.session, self.table)
+            except Exception as e:  # noqa: BLE001 - a file deleted under a scan planned before the commit
+                if not any(m in str(e) for m in ("FileNotFound", "NoSuchFile", "does not exist")):
+                    raise
+                self.failed += 1
+                continue
+            if got == self.expected:
+                self.exact += 1
+            else:
+                self.wrong += 1
+
+
+def readers_during_commits(spark, table: str, root: Path, rounds: int, rows) -> list[dict]:
+    readers = [SparkReader(spark, table, view, rows) for view in (True, False)]
+    for r in readers:
+        r.start()
+    rng = __import__("random").Random(7)
+    tag = uuid.uuid4().hex[:6]
+    started = time.perf_counter()
+    try:
+        for i in range(rounds):
+            commit_round(spark, table, root, f"r{tag}_{i}", measure=False)
+            time.sleep(rng.uniform(0, 0.05))
+    finally:
+        for r in readers:
+            r.stop.set()
+        for r in readers:
+            r.join()
+    seconds = time.perf_counter() - started
+    return [{"commit_view": r.view, "commits": rounds, "seconds": round(seconds, 1),
+             "reads": r.exact + r.wrong + r.failed, "exact": r.exact, "wrong": r.wrong,
+             "failed_on_a_deleted_file": r.failed} for r in readers]
+
+
 def summarize(files: int, rounds: list[dict]) -> dict:
     windows = [r["window_ms"] for r in rounds]
     bounds = [r["bound_ms"] for r in rounds]
@@ -193,6 +252,10 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=3, help="commits per table before measuring")
     parser.add_argument("--rows-per-file", type=int, default=2000)
     parser.add_argument("--load", type=int, default=0, help="busy-looping processes during the measured rounds")
+    parser.add_argument("--reader-rounds", type=int, default=0,
+                        help="commits with two Spark readers (commit view on / off) reading meanwhile")
+    parser.add_argument("--delete-delay", type=float, default=0.0,
+                        help="spark.sparkclustering.commit.deleteDelaySeconds of the reader rounds' commits")
     parser.add_argument("--json", type=Path, default=BUILD / "bench" / "commit_window.json")
     args = parser.parse_args(argv)
 
@@ -221,6 +284,13 @@ def main(argv=None) -> int:
         assert fingerprint(spark, table) == rows, f"{table}: rows changed"
         assert len(data_files(spark, table)) == files, f"{table}: file count changed"
         results.append(summarize(files, rounds))
+        if args.reader_rounds and files == args.files[0]:
+            spark.conf.set("spark.sparkclustering.commit.deleteDelaySeconds", str(args.delete_delay))
+            results[-1]["readers"] = readers_during_commits(spark, table, root, args.reader_rounds, rows)
+            results[-1]["delete_delay_seconds"] = args.delete_delay
+            spark.conf.unset("spark.sparkclustering.commit.deleteDelaySeconds")
+            spark.sql(f"refresh table {table}")
+            assert fingerprint(spark, table) == rows, f"{table}: rows changed"
 
     print(f"\nrecluster_commit of every file, byte copies staged, {args.rounds} rounds per table"
           f"{f', {args.load} busy processes' if args.load else ''} (window: old + new files listed together)\n")
@@ -232,6 +302,15 @@ def main(argv=None) -> int:
               f"{r['bound_ms_median']} / {r['bound_ms_max']} | {r['gap_ms_max']} | "
               f"{r['commit_ms_median']} / {r['commit_ms_max']} | {r['moves_start_ms_median']} | "
               f"{r['listing_ms_median']} | {r['min_listed']} |")
+    for r in results:
+        if "readers" in r:
+            print(f"\nSpark readers of the {r['files']}-file table during {args.reader_rounds} commits of every file "
+                  f"(delete delay {args.delete_delay} s)\n")
+            print("| reader | reads | exact rows | other rows (both sides read) | failed on a deleted file |")
+            print("| --- | ---: | ---: | ---: | ---: |")
+            for x in r["readers"]:
+                who = "with the extension (commit view)" if x["commit_view"] else "commit view off (as without the jar)"
+                print(f"| {who} | {x['reads']} | {x['exact']} | {x['wrong']} | {x['failed_on_a_deleted_file']} |")
     report = {
         "command": " ".join([".venv/bin/python", "benchmarks/bench_commit_window.py", *(argv or sys.argv[1:])]),
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

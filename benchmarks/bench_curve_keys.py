@@ -8,7 +8,7 @@ Each variant first runs twice untimed (JIT + codegen warm-up; Python/SQL variant
 `--repeat` timed rounds interleave all variants; the table reports medians of wall time and of the
 Spark JVM's CPU time (more robust when other jobs share the machine). Variants:
 
-* native: the Scala Catalyst functions from build/spark-clustering-udfs.jar (the extension).
+* native: the Scala Catalyst functions from the jar of the running Spark line (the extension).
 * python: `spark_clustering_udfs.register(spark, prefix="py_")` (Arrow UDFs), when importable.
 * sql: the dbt SQL fallback expressions; see `sql_fallback_expression` (a hook, not wired yet).
 

@@ -9,9 +9,31 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 REPO = Path(__file__).resolve().parents[2]
 INTEGRATION_TESTS = REPO / "integration_tests"
 BUILD = REPO / "build"
-JAR = BUILD / "spark-clustering-udfs.jar"
 EXTENSION_CLASS = "org.apache.spark.sql.sparkclustering.SparkClusteringExtensions"
-# The Delta Lake and Iceberg jars scripts/setup copies from Maven Central (jars/pom.xml).
+
+
+def _running_line() -> str:
+    from importlib.metadata import version
+
+    from spark_clustering_dev.lines import line_of
+
+    return line_of(version("pyspark"))
+
+
+def _jar_name(line: str) -> str:
+    from spark_clustering_dev.lines import jar_name
+
+    try:
+        return jar_name(line)
+    except KeyError:  # a Spark line the package is not built for: no such jar
+        return f"spark-clustering-udfs_{line}.jar"
+
+
+# This interpreter's Spark line (its pyspark) and the jar built for it (spark_clustering_dev.lines).
+SPARK_LINE = _running_line()
+JAR = BUILD / _jar_name(SPARK_LINE)
+# The Delta Lake, Iceberg and S3A jars scripts/setup copies from Maven Central (jars/pom.xml): the
+# default Spark line's, which the tests and benchmarks run; the other lines' smoke tests use none.
 FORMAT_JARS = BUILD / "jars"
 # Git-ignored scratch space for warehouses, metastores and server logs.
 WORK = BUILD / "work"

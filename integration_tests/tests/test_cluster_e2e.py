@@ -18,7 +18,7 @@ import pytest
 from harness.plans import skipping_summary
 from spark_clustering_dev.cluster import StandaloneCluster, get_json
 from spark_clustering_dev.dbt import run_dbt
-from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.paths import JAR, WORK
 from spark_clustering_dev.s3 import s3a_conf
 from spark_clustering_dev.thrift import ThriftServer, free_port, pid_alive
 
@@ -252,7 +252,7 @@ def test_keys_were_computed_on_both_workers_executors(request, stack, built):
     # The jar reached each executor through --jars (fetched from the driver, added to its class loader).
     for i in range(len(stack.cluster.worker_ui_ports)):
         logs = list((stack.cluster.work_dir / f"worker{i + 1}" / "work" / stack.app_id).glob("*/stderr"))
-        assert logs and any("spark-clustering-udfs.jar" in p.read_text(errors="replace") for p in logs), logs
+        assert logs and any(JAR.name in p.read_text(errors="replace") for p in logs), logs
 
 
 BUCKET = "it-cluster-e2e"

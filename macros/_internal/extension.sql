@@ -23,7 +23,7 @@
 {% endmacro %}
 
 
-{#- The extension's functions the package asks about (udfs/scala/.../SparkClusteringExtensions.scala). -#}
+{#- The extension's functions the package asks about (udfs/scala/.../SparkClusteringInjections.scala). -#}
 {% macro _extension_function_names() %}
     {{ return(['drop_sidecar_table', 'format_committed_rows', 'hilbert_key', 'observed_workload', 'recluster_commit', 'swap_staging_table', 'table_lease_acquire', 'write_file_stats']) }}
 {% endmacro %}
@@ -32,7 +32,7 @@
 {#- The error of a step that needs a table function of the extension, naming how to load it. -#}
 {% macro _missing_extension(what, functions, alternative=none) %}
     {%- set msg -%}
-        {{ what }}: the spark_clustering Spark extension is not loaded, and this needs its table functions ({{ functions | join(', ') }}). Start Spark with spark.jars=<path>/spark-clustering-udfs.jar and spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions (scripts/setup builds the jar; see docs/deployment.md){{ (', or ' ~ alternative) if alternative else '' }}.
+        {{ what }}: the spark_clustering Spark extension is not loaded, and this needs its table functions ({{ functions | join(', ') }}). Start Spark with spark.jars=<path>/spark-clustering-udfs_<spark line>_<scala>.jar (the jar for its Spark line) and spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions (scripts/setup builds the jar; see docs/deployment.md){{ (', or ' ~ alternative) if alternative else '' }}.
     {%- endset -%}
     {{ exceptions.raise_compiler_error(msg | trim) }}
 {% endmacro %}

@@ -43,7 +43,7 @@
             'spark_clustering.' ~ macro_name ~ ': the SQL fallback builds BIGINT keys only, so ids * bits must be <= 63, but got '
             ~ ids | length ~ ' ids * ' ~ bits ~ ' bits = ' ~ ids | length * bits
             ~ '; lower bits to ' ~ (63 // (ids | length)) ~ ' or less, or enable the native functions '
-            ~ '(spark.jars=<path to spark-clustering-udfs.jar> and '
+            ~ '(spark.jars=<path to spark-clustering-udfs_<spark line>_<scala>.jar> and '
             ~ 'spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions)') }}
     {%- endif -%}
     {{ return({'bits': bits, 'ids': ids}) }}

@@ -45,6 +45,12 @@ object SparkClusteringConf {
     "How long after a commit published its journal a scan waits for the commit's new files to be in " +
       "place (the old ones are deleted right after) before it reads the old files instead.")
 
+  val CommitDeleteDelaySeconds: Setting[Double] = seconds("spark.sparkclustering.commit.deleteDelaySeconds", 0,
+    "How long a recluster() commit keeps the files it replaces once its new files are in place. A " +
+      "scan with the extension planned meanwhile reads the new files; one planned before the commit " +
+      "finishes reading the old ones instead of failing on a deleted file. A reader without the " +
+      "extension reads both for that long: set it only where every reader loads the jar.")
+
   // ---- observed workloads (workload/)
 
   val WorkloadRecord: Setting[Boolean] = boolean("spark.sparkclustering.workload.record", true,
@@ -73,6 +79,6 @@ object SparkClusteringConf {
     "Tests only: the step a waiting commit may go on from.")
 
   val all: Seq[Setting[_]] = Seq(SkippingEnabled, SkippingFooterThreads, SkippingCacheFiles, CommitViewEnabled,
-    CommitViewWaitSeconds, WorkloadRecord,
+    CommitViewWaitSeconds, CommitDeleteDelaySeconds, WorkloadRecord,
     LeaseTtlSeconds, LeaseIdleSeconds, LeaseMaxHoldSeconds, TestPauseAt, TestReached, TestRelease)
 }

@@ -1,6 +1,5 @@
 package org.apache.spark.sql.sparkclustering
 
-import org.apache.spark.SparkRuntimeException
 import org.apache.spark.sql.errors.QueryCompilationErrors
 
 /**
@@ -12,8 +11,7 @@ import org.apache.spark.sql.errors.QueryCompilationErrors
  */
 object SparkClusteringErrors {
 
-  private def runtime(message: String): RuntimeException =
-    new SparkRuntimeException("USER_RAISED_EXCEPTION", Map("errorMessage" -> message))
+  private def runtime(message: String): RuntimeException = SparkLine.userError(message)
 
   /**
    * Spark's own WRONG_NUM_ARGS AnalysisException; `expected` carries the call shape. (An error class

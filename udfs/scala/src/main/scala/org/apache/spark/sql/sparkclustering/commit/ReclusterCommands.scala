@@ -50,6 +50,12 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
       throw SparkClusteringErrors.invalidArgument("recluster_commit",
         s"staging directory '$stagingDir' must be named ${StagingPrefix}<run id>")
     }
+    // readers find the journal of a file's run by the run in its name (InFlightCommits)
+    val run = staging.getName.stripPrefix(StagingPrefix)
+    if (!filePrefix.matches(s"sc-l[0-9]+-$run")) {
+      throw SparkClusteringErrors.invalidArgument("recluster_commit",
+        s"file prefix '$filePrefix' must be sc-l<level>-$run (the run of the staging directory $stagingDir)")
+    }
     val expected = replaced.map { entry =>
       entry.split(":", 3) match {
         case Array(size, mtime, path) => (path, size.toLong, mtime.toLong)
@@ -121,7 +127,8 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
       case e: RuntimeException => throw SparkClusteringErrors.leaseLostAfterJournal(s"recluster of $tableName",
         e.getMessage, staging.toString)
     }
-    val outcome = applySteps(spark, conf, staging, steps)
+    val outcome = applySteps(spark, conf, staging, steps,
+      (SparkClusteringConf.CommitDeleteDelaySeconds.get(spark) * 1000).toLong)
     outcome match {
       case _: RolledForward =>
         fs.delete(staging, true)

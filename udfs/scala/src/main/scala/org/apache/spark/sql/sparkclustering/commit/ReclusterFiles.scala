@@ -4,7 +4,6 @@ import java.net.URI
 import java.nio.charset.StandardCharsets
 
 import scala.collection.mutable
-import scala.jdk.CollectionConverters._
 import scala.util.Try
 
 import org.apache.hadoop.conf.Configuration
@@ -58,8 +57,7 @@ object ReclusterFiles {
     }
   }
 
-  private[sparkclustering] def classic(spark: SparkSession): org.apache.spark.sql.classic.SparkSession =
-    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+  private[sparkclustering] def classic(spark: SparkSession): SparkLine.ClassicSession = SparkLine.classic(spark)
 
   def table(spark: SparkSession, name: String): CatalogTable = {
     val session = classic(spark)
@@ -216,7 +214,7 @@ object ReclusterFiles {
 
   /** Run `f` over `items` on up to 16 threads: the moves (and the deletes) of a commit land close
    *  together, which keeps the window in which a reader's listing sees both old and new files short. */
-  private def parallel[T](items: Seq[T])(f: T => Unit): Unit = {
+  private[sparkclustering] def parallel[T](items: Seq[T])(f: T => Unit): Unit = {
     if (items.size <= 1) items.foreach(f)
     else {
       val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(16, items.size))
@@ -228,8 +226,10 @@ object ReclusterFiles {
   }
 
   /** Apply the journal; safe to repeat after a crash at any point of an earlier attempt, and never
-   *  deletes a replaced file unless every new file is in place. */
-  def applySteps(spark: SparkSession, conf: Configuration, staging: Path, steps: Seq[Step]): Outcome = {
+   *  deletes a replaced file unless every new file is in place. `deleteDelayMillis`: how long the
+   *  replaced files stay after the new ones are in place (SparkClusteringConf.CommitDeleteDelaySeconds). */
+  def applySteps(spark: SparkSession, conf: Configuration, staging: Path, steps: Seq[Step],
+      deleteDelayMillis: Long = 0L): Outcome = {
     val moves = steps.collect { case m: Move => m }
     val completes = steps.collect { case c: Complete => c }
     val deletes = steps.collect { case d: Delete => d }
@@ -303,6 +303,9 @@ object ReclusterFiles {
       if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
     }
     pausePoint(spark, "after_moves")
+    // scans planned meanwhile by readers with the extension read the new files (InFlightCommits);
+    // the delay lets scans planned before the commit finish reading the old ones
+    if (deleteDelayMillis > 0 && deletes.nonEmpty) Thread.sleep(deleteDelayMillis)
     val deleted = new java.util.concurrent.atomic.AtomicInteger(0)
     val (stored, local) = deletes.partition(d => ObjectStore.is(d.path.getFileSystem(conf)))
     parallel(local) { case Delete(path) =>
@@ -313,15 +316,7 @@ object ReclusterFiles {
     // and an object already gone is no error: a window of one request instead of a HEAD and a
     // DELETE per file
     stored.groupBy(_.path.getParent).foreach { case (dir, inDir) =>
-      val bulk = dir.getFileSystem(conf).createBulkDelete(dir)
-      try inDir.map(_.path).grouped(math.max(1, bulk.pageSize())).foreach { page =>
-        val failed = bulk.bulkDelete(page.asJava).asScala
-        if (failed.nonEmpty) {
-          throw new java.io.IOException(s"spark_clustering: could not delete ${failed.size} replaced file(s), e.g. " +
-            s"${failed.head.getKey}: ${failed.head.getValue}")
-        }
-        deleted.addAndGet(page.size)
-      } finally bulk.close()
+      deleted.addAndGet(SparkLine.deleteAll(dir.getFileSystem(conf), dir, inDir.map(_.path)))
     }
     pausePoint(spark, "after_deletes")
     RolledForward(pending.size + toComplete.size, deleted.get)

@@ -46,8 +46,10 @@ case class ReclusterStagePending(tableName: String, leaseToken: String, stagingD
       throw SparkClusteringErrors.invalidArgument("recluster_stage_pending",
         s"staging directory '$stagingDir' must be $root/${StagingPrefix}<run id>")
     }
-    if (!filePrefix.matches("[A-Za-z0-9_-]+")) {
-      throw SparkClusteringErrors.invalidArgument("recluster_stage_pending", s"file prefix '$filePrefix' must match [A-Za-z0-9_-]+")
+    // readers find the journal of a file's run by the run in its name (InFlightCommits)
+    if (!filePrefix.matches(s"sc-l[0-9]+-${staging.getName.stripPrefix(StagingPrefix)}")) {
+      throw SparkClusteringErrors.invalidArgument("recluster_stage_pending", s"file prefix '$filePrefix' must be " +
+        s"sc-l<level>-<run> with the run of the staging directory $stagingDir")
     }
     val why = PendingUploads.unsupported(conf, root).orElse {
       // a file lands at <root>/<partition directory>: every partition must live there

@@ -5,7 +5,7 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
-import org.apache.spark.sql.execution.command.{CommandUtils, LeafRunnableCommand}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{DataType, LongType, StringType}
 
 /** `select * from drop_sidecar_table('db.t__sc_backup')`: drop one of the package's own sidecar
@@ -124,7 +124,7 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
 
   /** Points `e` at the staging table's location in one metastore update, then drops the staging
    *  table's metadata and the location `e` had. 1 if that location was deleted. */
-  private def switchLocation(session: org.apache.spark.sql.classic.SparkSession, e: CatalogTable,
+  private def switchLocation(session: SparkLine.ClassicSession, e: CatalogTable,
                              staged: CatalogTable): Long = {
     val catalog = session.sessionState.catalog
     val replaced = ReclusterFiles.location(e)
@@ -145,13 +145,13 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
   /** What ALTER TABLE ... RENAME TO does, less its cache lookup (which resolves the table and lists
    *  its files): drop cached data of the old name (a cached plan of `db.t` would otherwise answer
    *  for the table that takes the name and the location next), forget its relation, rename. */
-  private def rename(session: org.apache.spark.sql.classic.SparkSession, from: TableIdentifier, to: TableIdentifier): Unit = {
+  private def rename(session: SparkLine.ClassicSession, from: TableIdentifier, to: TableIdentifier): Unit = {
     forget(session, from)
     session.sessionState.catalog.renameTable(from, to)
   }
 
-  private def forget(session: org.apache.spark.sql.classic.SparkSession, ident: TableIdentifier): Unit = {
-    CommandUtils.uncacheTableOrView(session, ident)
+  private def forget(session: SparkLine.ClassicSession, ident: TableIdentifier): Unit = {
+    SparkLine.uncache(session, ident)
     session.sessionState.catalog.refreshTable(ident)
   }
 }

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.{AbstractDataType, BinaryType, DataType, Integ
  * the left). Any NULL id gives NULL; ids outside [0, 2^bits) fail the query rather than produce
  * a key that silently collides with another cell.
  */
-abstract class CurveKeyExpression extends Expression with ImplicitCastInputTypes {
+abstract class CurveKeyExpression extends Expression with ImplicitCastInputTypes with NullIntolerantExpression {
 
   protected def functionName: String
 
@@ -35,7 +35,6 @@ abstract class CurveKeyExpression extends Expression with ImplicitCastInputTypes
   override def inputTypes: Seq[AbstractDataType] = Seq.fill(children.length)(IntegralType)
   override def foldable: Boolean = children.forall(_.foldable)
   override def nullable: Boolean = ids.exists(_.nullable)
-  override def nullIntolerant: Boolean = true
 
   /** bits as given, when it is a non-NULL constant. */
   @transient private lazy val constantBits: Option[Long] =

@@ -47,7 +47,7 @@ object DataSkipping extends Logging {
  *  on its data columns (see DataSkipping). */
 case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case ScanOperation(_, _, filters, l @ LogicalRelation(fs: HadoopFsRelation, _, table, false, None)) =>
+    case ScanOperation(_, _, filters, SparkLine.FileScanRelation(l, fs, table)) =>
       // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
       if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
       val conf = spark.sessionState.conf

@@ -66,14 +66,17 @@ object InFlightCommits extends Logging {
     val roots = journalRoots.flatMap(r => scala.util.Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(_.toUri.getPath.length)
     if (roots.isEmpty) return Resolved(directories, Nil)
-    val journals = scala.collection.mutable.Map[String, Journal]()
+    val journals = new ConcurrentHashMap[String, Journal]() // read once per call: a journal never changes
     var waited = 0L
     var relistedAfterSettling = false
     while (true) {
       val runs = directories.flatMap(_.files).flatMap { f =>
         runOf(f.getPath.getName).map(run => journalKey(rootOf(roots, f.getPath), run))
       }.distinct.filterNot(settled.contains)
-      val checked = runs.map(key => key -> journal(conf, key, journals))
+      // one request per run (a HEAD on S3), up to 16 at once: a table holds the files of a few runs
+      val found = new ConcurrentHashMap[String, Option[Journal]]()
+      ReclusterFiles.parallel(runs)(key => found.put(key, journal(conf, key, journals)))
+      val checked = runs.map(key => key -> found.get(key))
       val inFlight = checked.collect { case (key, Some(j)) => key -> j }
       if (checked.exists(_._2.isEmpty) && !relistedAfterSettling) {
         // A run seen settled for the first time may have finished between the listing and the
@@ -134,7 +137,7 @@ object InFlightCommits extends Logging {
   private def journalKey(root: Path, run: String): String = s"${root.toString.stripSuffix("/")}/$run"
 
   /** The run's journal, or None when it is gone (the run is then settled). */
-  private def journal(conf: Configuration, key: String, read: scala.collection.mutable.Map[String, Journal]): Option[Journal] = {
+  private def journal(conf: Configuration, key: String, read: ConcurrentHashMap[String, Journal]): Option[Journal] = {
     val split = key.lastIndexOf('/')
     val staging = new Path(key.substring(0, split), ReclusterFiles.StagingPrefix + key.substring(split + 1))
     val manifest = new Path(staging, ReclusterFiles.ManifestName)
@@ -149,7 +152,7 @@ object InFlightCommits extends Logging {
         settled.add(key)
         None
       case Some(at) =>
-        read.get(key).orElse {
+        Option(read.get(key)).orElse {
           val steps = try ReclusterFiles.readManifest(conf, staging) catch {
             case NonFatal(e) => logWarning(s"spark_clustering: could not read the commit journal $manifest", e); None
           }
@@ -158,7 +161,7 @@ object InFlightCommits extends Logging {
               s.collect { case m: ReclusterFiles.Move => m.to case c: ReclusterFiles.Complete => c.to }
                 .map(qualified(conf, _)).toSet,
               s.collect { case d: ReclusterFiles.Delete => qualified(conf, d.path) }.toSet)
-            read(key) = j
+            read.put(key, j)
             j
           }
         }

@@ -30,7 +30,7 @@ object FileStats {
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType => true
     case _: DecimalType | DateType | TimestampType | TimestampNTZType => true
     // byte order is the string order only for the default (UTF8_BINARY) collation
-    case s: StringType => s.supportsBinaryOrdering
+    case s: StringType => SparkLine.binaryOrdered(s)
     case _ => false
   }
 }

@@ -137,10 +137,10 @@ object FileStatsSidecar {
       val in = path.getFileSystem(conf).open(path)
       try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
     } catch { case NonFatal(_) => return Some(Nil) } // vanished or unreadable: nothing from it
-    val nodes = text.split("\n").iterator.filter(_.trim.nonEmpty).map(l => Try(mapper.readTree(l)).toOption).toSeq
-    val versions = nodes.flatten.filter(_.isObject).flatMap(n => Option(n.get("v"))).map(_.asText).toSet
+    val nodes = text.split("\n").toSeq.filter(_.trim.nonEmpty).flatMap(l => Try(mapper.readTree(l)).toOption)
+    val versions = nodes.filter(_.isObject).flatMap(n => Option(n.get("v"))).map(_.asText).toSet
     if (versions.exists(_ != FormatVersion.toString)) None
-    else Some(nodes.flatten.flatMap(n => Try(parseEntry(n)).toOption.flatten))
+    else Some(nodes.flatMap(n => Try(parseEntry(n)).toOption.flatten.toSeq))
   }
 
   private val DecimalName = """decimal\((\d+),(\d+)\)""".r

@@ -145,8 +145,9 @@ private[sparkclustering] object ParquetFooters extends FooterFormat {
     val ordering: Ordering[Any] = (kind match {
       case Integral(_) | Timestamp(_) => Ordering.Long
       case Date => Ordering.Int
-      case Float32 => Ordering.Float.TotalOrdering
-      case Float64 => Ordering.Double.TotalOrdering
+      // total orders (NaN largest, -0.0 below 0.0), as Scala 2.13's TotalOrdering, on every Scala version
+      case Float32 => Ordering.fromLessThan[Float]((a, b) => java.lang.Float.compare(a, b) < 0)
+      case Float64 => Ordering.fromLessThan[Double]((a, b) => java.lang.Double.compare(a, b) < 0)
       case Bool => Ordering.Boolean
       case Utf8 => Ordering.fromLessThan[UTF8String](_.compareTo(_) < 0)
       case Dec(_, _) => Ordering.fromLessThan[Decimal](_.compare(_) < 0)
@@ -172,9 +173,9 @@ private[sparkclustering] object ParquetFooters extends FooterFormat {
               loKnown = false; hiKnown = false
             } else {
               // a writer that truncated a bound says so; such a bound is not kept
-              val loValue = if (ts.isSetIs_min_value_exact && !ts.is_min_value_exact) None
+              val loValue = if (SparkLine.parquetMinInexact(ts, byteArray)) None
                 else parquetValue(kind, p, st.genericGetMin, roundUp = false)
-              val hiValue = if (ts.isSetIs_max_value_exact && !ts.is_max_value_exact) None
+              val hiValue = if (SparkLine.parquetMaxInexact(ts, byteArray)) None
                 else parquetValue(kind, p, st.genericGetMax, roundUp = true)
               if (loValue.isEmpty) loKnown = false
               if (hiValue.isEmpty) hiKnown = false

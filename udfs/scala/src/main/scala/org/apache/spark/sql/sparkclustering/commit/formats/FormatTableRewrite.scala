@@ -69,12 +69,38 @@ object FormatTableRewrite {
   /** A staging directory's name: `sc-l<level>-<run id>`, the level and run of the files in it. */
   val StagingDirName = "sc-l[0-9]+-[A-Za-z0-9_]+"
 
-  def forFormat(format: String): FormatTableRewrite = format.toLowerCase match {
-    case "delta" => DeltaTableRewrite
-    case "iceberg" => IcebergTableRewrite
-    case other => throw SparkClusteringErrors.invalidArgument("recluster", s"format '$other' has no rewrite " +
-      "transaction here (delta and iceberg do; parquet and orc tables use recluster_commit)")
+  /** The implementation of each format, by the object's class name: a jar holds those whose format
+   *  has a release for its Spark line (build_jar.py compiles udfs/scala/src/formats/<format>/ only
+   *  then), so the jar for Spark 4.3 has neither, the one for 4.2 no Iceberg. */
+  private val Implementations = Map(
+    "delta" -> "org.apache.spark.sql.sparkclustering.DeltaTableRewrite$",
+    "iceberg" -> "org.apache.spark.sql.sparkclustering.IcebergTableRewrite$")
+  /** A class of each format's own jar that the implementation calls: loaded first, so a session
+   *  without the format's jars gets an error saying so rather than a NoClassDefFoundError later. */
+  private val FormatClasses = Map(
+    "delta" -> "org.apache.spark.sql.delta.DeltaLog",
+    "iceberg" -> "org.apache.iceberg.spark.Spark3Util")
+
+  def forFormat(format: String): FormatTableRewrite = {
+    val name = format.toLowerCase
+    val className = Implementations.getOrElse(name, throw SparkClusteringErrors.invalidArgument("recluster",
+      s"format '$format' has no rewrite transaction here (delta and iceberg do; parquet and orc tables use recluster_commit)"))
+    val implementation = try Class.forName(className).getField("MODULE$").get(null).asInstanceOf[FormatTableRewrite] catch {
+      case _: ClassNotFoundException => throw SparkClusteringErrors.invalidArgument("recluster",
+        s"this spark_clustering jar (${BuildInfo.jarName}, for Spark ${BuildInfo.sparkLine}) has no $name support: no " +
+          s"$name release runs on Spark ${BuildInfo.sparkLine} (the README's table of Spark lines says which do)")
+      case e: LinkageError => throw missingFormatJars(name, e)
+    }
+    try Class.forName(FormatClasses(name)) catch {
+      case e @ (_: ClassNotFoundException | _: LinkageError) => throw missingFormatJars(name, e)
+    }
+    implementation
   }
+
+  private def missingFormatJars(name: String, e: Throwable): RuntimeException =
+    SparkClusteringErrors.invalidArgument("recluster", s"$name tables need $name's own jars in the session " +
+      s"(${BuildInfo.jarName} is built against $name ${BuildInfo.formatVersion(name)} for Spark ${BuildInfo.sparkLine}), " +
+      s"and it could not load them: $e")
 
   def aborted(why: String): FormatCommitOutcome = FormatCommitOutcome(s"aborted: $why", 0L, 0L, 0L, 0L)
 }

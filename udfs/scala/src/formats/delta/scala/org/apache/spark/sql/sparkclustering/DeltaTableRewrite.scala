@@ -37,7 +37,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
     snapshot.metadata.configuration.get(FormatTableRewrite.BuildVersion).flatMap(v => scala.util.Try(v.toLong).toOption)
       .filter(v => v >= 0 && v <= snapshot.version)
       .map { v =>
-        scala.util.Try(log.getChanges(v, v, Some(t), false).toSeq.flatMap { case (_, actions) =>
+        scala.util.Try(DeltaLogCalls.changes(log, v, t).toSeq.flatMap { case (_, actions) =>
           actions.collect { case a: AddFile => a.path } }.toSet).getOrElse(Set.empty[String])
       }.getOrElse(Set.empty)
   }
@@ -48,7 +48,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
   override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = {
     val t = ReclusterFiles.table(spark, tableName)
     val log = deltaLog(spark, t)
-    scala.util.Try(log.getChanges(version, version, Some(t), false).toSeq.flatMap(_._2)).toOption.flatMap { actions =>
+    scala.util.Try(DeltaLogCalls.changes(log, version, t).toSeq.flatMap(_._2)).toOption.flatMap { actions =>
       val adds = actions.collect { case a: AddFile => a }
       val wholeTable = actions.exists {
         case c: CommitInfo => WholeTableWrites.contains(c.operation)
@@ -91,7 +91,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
 
     // The replaced files must be as they were read: the same AddFile (path, deletion vector) at the
     // version the rows were read from and now; later changes are the transaction's conflicts.
-    val read = log.getSnapshotAt(readVersion, None, Some(t), false).allFiles.collect()
+    val read = DeltaLogCalls.snapshotAt(log, readVersion, t).allFiles.collect()
       .map(a => filePath(log, a) -> a).toMap
     val current = snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
     val changed = replaced.filterNot(p => read.get(p).exists(r => current.get(p).exists(c =>

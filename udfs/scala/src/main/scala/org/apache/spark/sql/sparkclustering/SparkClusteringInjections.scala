@@ -6,12 +6,12 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 /**
  * Registers range_id, zorder_key and hilbert_key as native Catalyst functions, the file operations
- * of recluster() as table functions, and planning-time data skipping for parquet/orc scans. Load with
- *   spark.jars=build/spark-clustering-udfs.jar
- *   spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions
+ * of recluster() as table functions, and planning-time data skipping for parquet/orc scans. Called
+ * by the entry point Spark loads, SparkClusteringExtensions (Java, udfs/scala/src/entry/), once it
+ * checked that the jar was built for the running Spark line.
  */
-class SparkClusteringExtensions extends (SparkSessionExtensions => Unit) {
-  override def apply(extensions: SparkSessionExtensions): Unit = {
+object SparkClusteringInjections {
+  def inject(extensions: SparkSessionExtensions): Unit = {
     SparkClusteringFunctions.all.foreach(extensions.injectFunction)
     ReclusterTableFunctions.all.foreach(extensions.injectTableFunction)
     // planning-time data skipping (DataSkipping.scala); off with spark.sparkclustering.skipping.enabled=false

@@ -1,0 +1,204 @@
+"""Smoke suite of one Spark line (conftest.py): on real Spark of that line with the jar built for it,
+the native keys give the Python reference's bits, a clustered build through dbt writes tight files
+that data skipping prunes with the answers of a full scan, a recluster killed with SIGKILL at a random
+step loses no row, the writer lease excludes a second writer, and a jar built for another line stops
+the session's start naming both lines and the jar to load."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from spark_clustering_dev import lines
+from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import INTEGRATION_TESTS, JAR, SPARK_LINE, WORK
+from spark_clustering_dev.recluster_case import actual, expected
+from spark_clustering_dev.spark import confs
+from spark_clustering_udfs import reference
+
+SEED = int(os.environ.get("SPARK_CLUSTERING_LINE_SEED", time.time_ns() % 100_000))
+KILL_STEPS = ["after_staging_write", "after_validate", "after_manifest", "after_first_move", "after_moves",
+              "after_deletes"]
+MACRO_STEPS = {"after_staging_write", "after_validate"}
+
+
+def test_it_runs_the_line_it_was_built_for(spark):
+    assert lines.line_of(spark.version) == SPARK_LINE
+    built = spark.sql("select 1").sparkSession.sparkContext.getConf().get("spark.jars", "")
+    assert JAR.name in built and JAR.name == lines.jar_name(SPARK_LINE), built
+
+
+def test_the_native_keys_are_the_python_reference_bits(spark):
+    """range_id, zorder_key and hilbert_key of the jar against spark_clustering_udfs.reference (pure
+    Python), BIGINT keys and BINARY ones (more than 63 bits), 400 random rows."""
+    rng = random.Random(SEED)
+    rows = [(rng.randrange(1 << 10), rng.randrange(1 << 10), rng.randrange(1 << 10), rng.randrange(1 << 31),
+             rng.randrange(1 << 31), rng.randrange(1 << 31), rng.uniform(-100, 100)) for _ in range(400)]
+    spark.createDataFrame(rows, "a int, b int, c int, x bigint, y bigint, z bigint, v double") \
+        .createOrReplaceTempView("line_ids")
+    bounds = sorted(rng.uniform(-100, 100) for _ in range(20))
+    array = "array(" + ", ".join(f"{b!r}D" for b in bounds) + ")"
+    got = spark.sql(f"""select a, b, c, x, y, z, v, hilbert_key(10, a, b, c), zorder_key(10, a, b, c),
+        hilbert_key(31, x, y, z), zorder_key(31, x, y, z), range_id(v, {array}) from line_ids""").collect()
+    assert len(got) == len(rows)
+    for r in got:
+        a, b, c, x, y, z, v = r[:7]
+        assert reference.key_as_int(r[7]) == reference.key_as_int(reference.hilbert_key(10, a, b, c)), r
+        assert reference.key_as_int(r[8]) == reference.key_as_int(reference.zorder_key(10, a, b, c)), r
+        assert isinstance(r[9], (bytes, bytearray)), r  # 93 bits: BINARY
+        assert reference.key_as_int(r[9]) == reference.key_as_int(reference.hilbert_key(31, x, y, z)), r
+        assert reference.key_as_int(r[10]) == reference.key_as_int(reference.zorder_key(31, x, y, z)), r
+        assert r[11] == reference.range_id(v, bounds), r
+
+
+def test_a_clustered_build_writes_tight_files_that_data_skipping_prunes(spark, schema):
+    """clustered_table (hilbert, native keys) through dbt: the model's rows exactly, 8 files each
+    spanning a slice of the clustering column's range, and a box query that reads fewer files (from
+    the sidecar the build wrote) with the answer of a full scan."""
+    source = f"{schema}.line_source"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"""create table {source} using parquet as select id, cast(pmod(xxhash64(id, 1), 10000) as int) as a,
+        cast(pmod(xxhash64(id, 2), 5000) as int) as b from range(40000)""")
+    run_dbt(["run", "--select", "cluster_case"], schema=schema,
+            vars={"case_source": source, "case_alias": "line_clustered", "case_num_files": 8})
+    table = f"{schema}.line_clustered"
+    assert fingerprint(spark, table, ["id", "a", "b"]) == fingerprint(spark, source, ["id", "a", "b"])
+    spans = spark.sql(f"select max(a) - min(a) from {table} group by _metadata.file_path").collect()
+    assert len(spans) == 8 and sum(s[0] for s in spans) / 8 < 0.6 * 10000, spans
+    props = dict(spark.sql(f"show tblproperties {table}").collect())
+    assert props.get("spark_clustering.backend") in (None, "native") and props.get("spark_clustering.validated") == "true", props
+    query = f"select count(*), sum(id) from {table} where a between 1000 and 1900 and b < 2500"
+    plan = spark.sql(f"explain {query}").first()[0]
+    assert "DataSkipping: kept" in plan, plan
+    kept, total = [int(x) for x in plan.split("DataSkipping: kept ")[1].split(" files")[0].split(" of ")]
+    assert kept < total == 8, plan
+    on = spark.sql(query).first()
+    with confs(spark, {"spark.sparkclustering.skipping.enabled": "false"}):
+        assert spark.sql(query).first() == on
+    assert on[0] > 0
+
+
+def _run_child(plan: dict, kill_at: str | None) -> tuple[int, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    out: list[str] = []
+    paused = threading.Event()
+
+    def pump():
+        for line in proc.stdout:
+            out.append(line)
+            if kill_at and f"spark_clustering: paused at {kill_at}" in line:
+                paused.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    if kill_at:
+        deadline = time.monotonic() + 300
+        while not paused.is_set() and proc.poll() is None and time.monotonic() < deadline:
+            paused.wait(0.5)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        assert paused.is_set(), "".join(out[-60:])
+    code = proc.wait(timeout=300)
+    time.sleep(0.2)
+    return code, "".join(out)
+
+
+def test_a_recluster_killed_at_a_random_step_loses_nothing(tmp_path):
+    """The incremental model's append + recluster in a child process (its own Spark of this line),
+    killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
+    journal, forward after it) and the rows are exactly the batches'."""
+    step = random.Random(SEED).choice(KILL_STEPS)
+    gate = {"max_average_depth": 1.5}
+    model = ["run", "--select", "recluster_case"]
+
+    def run(start, end, **extra):
+        return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
+                                       "rc_recluster": gate, **extra}}
+
+    hook = ({"spark_clustering_test_hooks": {f"recluster.{step}": {"pause": 600}}} if step in MACRO_STEPS else {})
+    pause_sql = [] if step in MACRO_STEPS else [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}]
+    marker = f"recluster.{step}" if step in MACRO_STEPS else step
+    base = {"work": str(tmp_path / "child"), "schema": "it_line_kill"}
+    code, out = _run_child({**base, "steps": [run(0, 8000), *pause_sql, run(8000, 11000, **hook)]}, kill_at=marker)
+    assert code == -signal.SIGKILL, out[-3000:]
+    code, out = _run_child({**base, "steps": [run(11000, 12000, spark_clustering_recluster=False),
+                                             {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]}, kill_at=None)
+    assert code == 0, out[-4000:]
+    [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
+    recovered = [x for x in out.splitlines() if "interrupted run" in x]
+    print(f"[line {SPARK_LINE}] killed at {step} (seed {SEED}): {recovered[:1]}; {check}")
+    assert check["rows_match"] and check["leftovers"] == [], (step, SEED, check)
+    want = "rolled back" if step in MACRO_STEPS else "rolled forward"
+    assert recovered and want in recovered[0], (step, SEED, recovered)
+
+
+def test_the_writer_lease_lets_one_writer_hold_a_table(spark, schema):
+    table = f"{schema}.line_leased"
+    spark.sql(f"create table if not exists {table} (id bigint) using parquet")
+    token = spark.sql(f"select lease_token from table_lease_acquire('{table}', 'line writer', '0', 'table')").first()[0]
+    other = spark.newSession()
+    try:
+        with pytest.raises(Exception) as err:
+            other.sql(f"select lease_token from table_lease_acquire('{table}', 'second writer', '0.5', 'table')").collect()
+        assert f"table {table} is being written by line writer" in str(err.value), str(err.value)[:2000]
+    finally:
+        spark.sql(f"select * from table_lease_release('{token}', 'false')").collect()
+    again = other.sql(f"select lease_token from table_lease_acquire('{table}', 'second writer', '5', 'table')").first()[0]
+    other.sql(f"select * from table_lease_release('{again}', 'false')").collect()
+    assert again != token
+
+
+def test_a_jar_of_another_line_stops_the_session_naming_both(tmp_path):
+    """A session of this line with the jar of another line: its start fails at once, naming the jar's
+    line, this Spark's version and the jar to load (not a NoSuchMethodError in a query later)."""
+    others = [line for line in lines.lines() if line != SPARK_LINE and lines.jar(line).exists()]
+    assert others, "no other line's jar was built: scripts/setup --all-lines"
+    other = random.Random(SEED).choice(others)
+    script = f"""
+from pyspark.sql import SparkSession
+try:
+    SparkSession.builder.config("spark.jars", {str(lines.jar(other))!r}).config("spark.ui.enabled", "false") \\
+        .config("spark.sql.extensions", "org.apache.spark.sql.sparkclustering.SparkClusteringExtensions") \\
+        .config("spark.sql.warehouse.dir", {str(tmp_path / 'wh')!r}).getOrCreate().sql("select 1").collect()
+    print("STARTED")
+except Exception as e:
+    print("ERROR " + str(e).replace(chr(10), " "))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    [line] = [x for x in proc.stdout.splitlines() if x.startswith(("ERROR", "STARTED"))]
+    want = (f"{lines.jar_name(other)} is built for Spark {other} (Scala {lines.spec(other)['scala']}), but this is "
+            f"Spark {spark_version()}")
+    assert want in line, line[:2000]
+    assert f"load {lines.jar_name(SPARK_LINE)} instead" in line, line[:2000]
+
+
+def spark_version() -> str:
+    from importlib.metadata import version
+
+    return version("pyspark")
+
+
+@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+def test_a_format_without_a_release_for_the_line_is_refused_by_name(spark, table_format):
+    """The jar holds a format's rewrite only where the format has a release for the line
+    (spark_lines/lines.json): elsewhere the format's table functions say so; where it has one they
+    get as far as looking up the table."""
+    with pytest.raises(Exception) as err:
+        spark.sql(f"select * from format_data_files('it_line_no_such_db.t', '{table_format}')").collect()
+    text = str(err.value)
+    if table_format in lines.spec(SPARK_LINE)["formats"]:
+        # compiled in, but this session loads no format jars (the smoke suite runs plain tables)
+        version = lines.spec(SPARK_LINE)[table_format]
+        assert f"{table_format} tables need {table_format}'s own jars in the session" in text, text[:2000]
+        assert f"built against {table_format} {version} for Spark {SPARK_LINE}" in text, text[:2000]
+    else:
+        assert f"({lines.jar_name(SPARK_LINE)}, for Spark {SPARK_LINE}) has no {table_format} support" in text, text[:2000]
