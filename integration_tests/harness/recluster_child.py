@@ -23,12 +23,63 @@ Output is unbuffered so the test sees `spark_clustering: paused at <step>` as so
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.recluster_case import actual, expected, leftovers
 from spark_clustering_dev.spark import get_spark
+
+
+# The steps of a recluster a test can hold a child at: the macro's (its test hook var), then the jar's
+# (the Spark conf spark.sparkclustering.test.pauseAt, inside recluster_commit).
+MACRO_STEPS = {"after_plan", "after_staging_write", "after_validate"}
+
+
+def pause_at(step: str) -> tuple[list[dict], dict, str]:
+    """Plan entries + dbt vars + the pause marker that hold a child's recluster at `step`."""
+    if step in MACRO_STEPS:
+        return [], {"spark_clustering_test_hooks": {f"recluster.{step}": {"pause": 600}}}, f"recluster.{step}"
+    return [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}], {}, step
+
+
+def run_child(plan: dict, kill_at: str | None, env: dict | None = None, timeout: float = 300) -> tuple[int, str]:
+    """The parent's side: run this module with `plan` in a process group of its own; with `kill_at`,
+    SIGKILL the group (Python + its Spark JVM) once the child reports pausing there. (exit code, output)."""
+    from spark_clustering_dev.paths import INTEGRATION_TESTS
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session", **(env or {})}
+    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)],
+                            cwd=INTEGRATION_TESTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    lines: list[str] = []
+    paused = threading.Event()
+
+    def pump():
+        for line in proc.stdout:
+            lines.append(line)
+            if kill_at and f"spark_clustering: paused at {kill_at}" in line:
+                paused.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    if kill_at:
+        deadline = time.monotonic() + timeout
+        while not paused.is_set() and proc.poll() is None and time.monotonic() < deadline:
+            paused.wait(0.5)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        if not paused.is_set():
+            proc.wait()
+            raise AssertionError(f"child never paused at {kill_at}:\n" + "".join(lines[-60:]))
+    code = proc.wait(timeout=timeout)
+    reader.join(timeout=10)
+    return code, "".join(lines)
 
 
 def main(plan: dict) -> None:

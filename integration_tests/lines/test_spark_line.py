@@ -11,23 +11,21 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
+from harness.recluster_child import MACRO_STEPS, pause_at, run_child
 from spark_clustering_dev import lines
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.layout import fingerprint
-from spark_clustering_dev.paths import INTEGRATION_TESTS, JAR, SPARK_LINE, WORK
-from spark_clustering_dev.recluster_case import actual, expected
+from spark_clustering_dev.paths import JAR, SPARK_LINE
 from spark_clustering_dev.spark import confs
 from spark_clustering_udfs import reference
 
 SEED = int(os.environ.get("SPARK_CLUSTERING_LINE_SEED", time.time_ns() % 100_000))
 KILL_STEPS = ["after_staging_write", "after_validate", "after_manifest", "after_first_move", "after_moves",
               "after_deletes"]
-MACRO_STEPS = {"after_staging_write", "after_validate"}
 
 
 def test_it_runs_the_line_it_was_built_for(spark):
@@ -86,32 +84,6 @@ def test_a_clustered_build_writes_tight_files_that_data_skipping_prunes(spark, s
     assert on[0] > 0
 
 
-def _run_child(plan: dict, kill_at: str | None) -> tuple[int, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session"},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    out: list[str] = []
-    paused = threading.Event()
-
-    def pump():
-        for line in proc.stdout:
-            out.append(line)
-            if kill_at and f"spark_clustering: paused at {kill_at}" in line:
-                paused.set()
-
-    threading.Thread(target=pump, daemon=True).start()
-    if kill_at:
-        deadline = time.monotonic() + 300
-        while not paused.is_set() and proc.poll() is None and time.monotonic() < deadline:
-            paused.wait(0.5)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        assert paused.is_set(), "".join(out[-60:])
-    code = proc.wait(timeout=300)
-    time.sleep(0.2)
-    return code, "".join(out)
-
-
 def test_a_recluster_killed_at_a_random_step_loses_nothing(tmp_path):
     """The incremental model's append + recluster in a child process (its own Spark of this line),
     killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
@@ -124,14 +96,12 @@ def test_a_recluster_killed_at_a_random_step_loses_nothing(tmp_path):
         return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
                                        "rc_recluster": gate, **extra}}
 
-    hook = ({"spark_clustering_test_hooks": {f"recluster.{step}": {"pause": 600}}} if step in MACRO_STEPS else {})
-    pause_sql = [] if step in MACRO_STEPS else [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}]
-    marker = f"recluster.{step}" if step in MACRO_STEPS else step
+    pause_sql, hook, marker = pause_at(step)
     base = {"work": str(tmp_path / "child"), "schema": "it_line_kill"}
-    code, out = _run_child({**base, "steps": [run(0, 8000), *pause_sql, run(8000, 11000, **hook)]}, kill_at=marker)
+    code, out = run_child({**base, "steps": [run(0, 8000), *pause_sql, run(8000, 11000, **hook)]}, kill_at=marker)
     assert code == -signal.SIGKILL, out[-3000:]
-    code, out = _run_child({**base, "steps": [run(11000, 12000, spark_clustering_recluster=False),
-                                             {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]}, kill_at=None)
+    code, out = run_child({**base, "steps": [run(11000, 12000, spark_clustering_recluster=False),
+                                            {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]}, kill_at=None)
     assert code == 0, out[-4000:]
     [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
     recovered = [x for x in out.splitlines() if "interrupted run" in x]

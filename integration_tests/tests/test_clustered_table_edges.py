@@ -8,7 +8,6 @@ import pytest
 
 from harness.storage import database_location, database_on, names
 from harness.storage import location as storage_location
-from spark_clustering_dev.dbt import DbtError
 from spark_clustering_dev.layout import fingerprint, file_ranges
 
 

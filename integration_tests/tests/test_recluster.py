@@ -276,7 +276,7 @@ def test_partitioned_table_rewrites_only_the_partitions_that_changed(spark, dbt,
     assert untouched <= set(after), "files of partitions without new rows were rewritten"
     assert all(Path(p).name.startswith("sc-l") for p in after)
     rows = spark.sql(f"select day, count(*) from {table} group by day").collect()
-    expected_rows = spark.sql(f"select cast(pmod(xxhash64(id, 4), 3) as int) as day, count(*) from range(0, 15000) group by 1").collect()
+    expected_rows = spark.sql("select cast(pmod(xxhash64(id, 4), 3) as int) as day, count(*) from range(0, 15000) group by 1").collect()
     counts = {r[0]: r[1] for r in expected_rows}
     counts[1] += 3000
     assert {r[0]: r[1] for r in rows} == counts

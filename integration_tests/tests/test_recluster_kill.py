@@ -14,14 +14,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
-import threading
-import time
 
 import pytest
 
-from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from harness.recluster_child import pause_at, run_child
+from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.s3 import S3_ENDPOINT_ENV
 
 ALIAS = "rc_kill"
@@ -33,53 +30,11 @@ GATE = {"max_average_depth": 1.5}
 # validated, journal published, first staged file moved in, all moved in, replaced files deleted.
 STEPS = ["after_plan", "after_staging_write", "after_validate", "after_manifest", "after_first_move",
          "after_moves", "after_deletes"]
-PAUSE_TIMEOUT = 300
-# Steps of the macro (test hook `recluster.<step>`); the others are the jar's, inside recluster_commit.
-MACRO_STEPS = {"after_plan", "after_staging_write", "after_validate"}
-
-
-def pause_at(step):
-    """Plan entries + the pause marker that hold the child at `step`."""
-    if step in MACRO_STEPS:
-        return [], {"spark_clustering_test_hooks": {f"recluster.{step}": {"pause": 600}}}, f"recluster.{step}"
-    return [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}], {}, step
 
 
 def model_vars(start, end, **extra):
     return {"rc_alias": ALIAS, "rc_start": start, "rc_end": end, "rc_file_rows": FILE_ROWS,
             "rc_recluster": GATE, **extra}
-
-
-def run_child(plan: dict, kill_at: str | None, env: dict | None = None) -> tuple[int, str]:
-    """Run the child; with kill_at, SIGKILL its process group once it reports pausing there."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session", **(env or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.recluster_child", json.dumps(plan)],
-                            cwd=INTEGRATION_TESTS, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
-    lines: list[str] = []
-    paused = threading.Event()
-
-    def pump():
-        for line in proc.stdout:
-            lines.append(line)
-            if kill_at and f"spark_clustering: paused at {kill_at}" in line:
-                paused.set()
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    if kill_at:
-        deadline = time.monotonic() + PAUSE_TIMEOUT
-        while not paused.is_set() and proc.poll() is None and time.monotonic() < deadline:
-            paused.wait(0.5)
-        if paused.is_set():
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            pytest.fail(f"child never paused at {kill_at}:\n" + "".join(lines[-60:]))
-    code = proc.wait(timeout=PAUSE_TIMEOUT)
-    reader.join(timeout=10)
-    return code, "".join(lines)
 
 
 def check_line(output: str) -> dict:
