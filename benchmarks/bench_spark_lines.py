@@ -2,18 +2,18 @@
 throughput against a plain scan, and a clustered build against a plain `CREATE TABLE AS ... ORDER
 BY`. Goal (issue 30): no line more than 10 % worse than the default line on either ratio.
 
-    .venv/bin/python benchmarks/bench_spark_lines.py [--rows 4000000] [--build-rows 2000000] [--files 16]
+    .venv/bin/python benchmarks/bench_spark_lines.py [--rows 40000000] [--build-rows 8000000] [--files 16]
 
 One child process per line, run by that line's own virtualenv with the jar built for it (scripts/setup
 --all-lines), one after another on the same machine. Each child, in a fresh embedded session
 (local[2]):
   * writes the same rows (ids a, b, c of 10 bits each, from hashes of `range(rows)`) as parquet;
-  * key / plain scan: the best of 3 timed runs (after a warm-up) of
+  * key / plain scan: the best of 5 timed runs (after a warm-up) of
       select sum(xxhash64(hilbert_key(10, a, b, c))) from t      (and zorder_key)
     against the plain scan `select sum(xxhash64(a, b, c)) from t`; the ratio is the plain scan's time
     over the key's (a throughput ratio: 1.0 = the key costs nothing over reading the rows);
-  * build / ORDER BY: the best of 2 builds of --build-rows rows into --files files by
-    `clustered_table` (hilbert on a, b, c, through dbt) over the best of 2
+  * build / ORDER BY: the best of 3 builds of --build-rows rows into --files files by
+    `clustered_table` (hilbert on a, b, c, through dbt: benchmarks/dbt_project's clustered_build) over the best of 3
     `create table .. as select * .. order by a, b, c` (spark.sql.shuffle.partitions = --files).
 Prints a markdown table and writes build/bench/spark_lines.json. Not a test: asserts nothing.
 """
@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO / "dev"))
 from spark_clustering_dev import lines  # noqa: E402
 
 SCHEMA = "bench_spark_lines"
+DBT_PROJECT = REPO / "benchmarks" / "dbt_project"
 
 
 def best(spark, sql: str, runs: int) -> float:
@@ -49,6 +50,9 @@ def child(args) -> dict:
     from spark_clustering_dev.paths import SPARK_LINE, WORK
     from spark_clustering_dev.spark import get_spark
 
+    # each line's dbt writes its own target/ and logs (its dbt version may differ from the default's)
+    dbt_env = {"DBT_TARGET_PATH": str(WORK / f"dbt-target-lines-{SPARK_LINE}"),
+               "DBT_LOG_PATH": str(WORK / f"dbt-logs-lines-{SPARK_LINE}")}
     spark = get_spark(WORK / f"bench-spark-lines-{SPARK_LINE}", app_name=f"bench_spark_lines_{SPARK_LINE}",
                       extra_conf={"spark.driver.memory": "4g", "spark.sql.shuffle.partitions": str(args.files)})
     spark.sparkContext.setLogLevel("ERROR")
@@ -61,22 +65,22 @@ def child(args) -> dict:
     keys = {f: f"select sum(xxhash64({f}(10, a, b, c))) from {SCHEMA}.ids" for f in ("hilbert_key", "zorder_key")}
     for sql in [plain, *keys.values()]:
         spark.sql(sql).collect()  # warm-up: JIT, file listing
-    plain_s = best(spark, plain, 3)
-    key_s = {f: best(spark, sql, 3) for f, sql in keys.items()}
+    plain_s = best(spark, plain, 5)
+    key_s = {f: best(spark, sql, 5) for f, sql in keys.items()}
 
     spark.sql(f"create table {SCHEMA}.source using parquet as select * from {SCHEMA}.ids where id < {args.build_rows}")
     order_by = []
-    for i in range(2):
+    for i in range(3):
         spark.sql(f"drop table if exists {SCHEMA}.ordered")
         start = time.monotonic()
         spark.sql(f"create table {SCHEMA}.ordered using parquet as select * from {SCHEMA}.source order by a, b, c")
         order_by.append(time.monotonic() - start)
     clustered = []
-    for i in range(2):
+    for i in range(3):
         start = time.monotonic()
-        run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, vars={
-            "case_source": f"{SCHEMA}.source", "case_alias": "clustered", "case_num_files": args.files,
-            "case_cluster_by": ["a", "b", "c"]})
+        run_dbt(["run", "--select", "clustered_build"], schema=SCHEMA, project_dir=DBT_PROJECT, env=dbt_env,
+                vars={"source": f"{SCHEMA}.source", "build_alias": "clustered", "num_files": args.files,
+                      "cluster_by": ["a", "b", "c"], "method": "hilbert"})
         clustered.append(time.monotonic() - start)
     files = spark.sql(f"select count(distinct _metadata.file_path) from {SCHEMA}.clustered").first()[0]
     spark.sql(f"drop database if exists {SCHEMA} cascade")
@@ -89,8 +93,8 @@ def child(args) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=4_000_000)
-    parser.add_argument("--build-rows", type=int, default=2_000_000)
+    parser.add_argument("--rows", type=int, default=40_000_000)
+    parser.add_argument("--build-rows", type=int, default=8_000_000)
     parser.add_argument("--files", type=int, default=16)
     parser.add_argument("--lines", nargs="*", default=None, help="default: every line of spark_lines/lines.json")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
