@@ -19,17 +19,23 @@ from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, SPARK_
 TABLE_FORMATS = ("hive", "delta", "iceberg")
 
 # Set by the tests (integration_tests/tests/conftest.py; their child processes inherit it), never by
-# the benchmarks: the short-lived JVMs they start (the child processes' sessions, a cluster's daemons
-# and executors) compile with C1 only. C2's compiler threads cost more CPU than such a JVM gains
-# back, and the cores are shared with the other test worker: two recluster children side by side
-# took 36 s instead of 59 s. (A long-lived JVM gains from C2: a test worker's own session ran
-# test_recluster.py in 137 s with it, 154 s without, so those keep it.) Behaviour is the same.
+# the benchmarks, which run the JVM as users do. Under the tests:
+# - the short-lived JVMs (the child processes' sessions, a cluster's daemons and executors) compile
+#   with C1 only and collect with the serial GC: C2's compiler threads and G1's concurrent work cost
+#   more CPU than such a JVM gains back, on cores shared with the other test worker (two recluster
+#   children side by side: 36 s instead of 59 s with C1; the seven kill points of
+#   test_recluster_kill: 177 CPU-s instead of 196 with the serial GC as well);
+# - the long-lived ones (a test worker's session, a Thrift server) keep C2, which they gain from
+#   (test_recluster.py in 137 s with it, 154 s without), and collect with the parallel GC
+#   (test_recluster.py: 212-214 CPU-s instead of 231-237 with G1). Behaviour is the same.
 TEST_JVM_ENV = "SPARK_CLUSTERING_TEST_JVM"
 
 
-def jvm_options() -> str:
-    """JVM options for a short-lived Spark JVM: `-XX:TieredStopAtLevel=1` under the tests."""
-    return "-XX:TieredStopAtLevel=1" if os.environ.get(TEST_JVM_ENV) == "1" else ""
+def jvm_options(long_lived: bool = False) -> str:
+    """JVM options for a Spark JVM the tests start (none outside the tests)."""
+    if os.environ.get(TEST_JVM_ENV) != "1":
+        return ""
+    return "-XX:+UseParallelGC" if long_lived else "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
 def table_format_conf(table_format: str) -> dict[str, str]:
@@ -62,7 +68,7 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
         "spark.hadoop.javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={work_dir / 'metastore_db'};create=true"
         ),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir} {'' if long_lived else jvm_options()}".strip(),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir} {jvm_options(long_lived)}".strip(),
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",

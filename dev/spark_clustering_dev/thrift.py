@@ -60,8 +60,8 @@ class ThriftServer:
             "spark.sql.warehouse.dir": str(self.work_dir / "warehouse"),
             "spark.hadoop.javax.jdo.option.ConnectionURL":
                 f"jdbc:derby:;databaseName={self.work_dir / 'metastore_db'};create=true",
-            # a server serves a whole test module: its JVM keeps C2 (spark_clustering_dev.spark.jvm_options)
-            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.work_dir}",
+            # a server serves a whole test module: a long-lived JVM (spark_clustering_dev.spark.jvm_options)
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.work_dir} {jvm_options(long_lived=True)}".strip(),
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
