@@ -14,7 +14,10 @@ import pytest
 from spark_clustering_dev.paths import JAR, SPARK_LINE, WORK
 from spark_clustering_dev.spark import get_spark
 
-# the line's child processes (recluster kills) are short-lived JVMs (spark_clustering_dev.spark.jvm_options)
+# the line's session and its child processes (recluster kills) are short-lived JVMs
+# (spark_clustering_dev.spark.jvm_options): the suite's session lives about a minute, and with C1 and
+# the serial GC it took 74-75 CPU-s for the suite on Spark 4.0 instead of 81-92 with C2 and the
+# parallel GC (CPU it takes from the full suite running beside it)
 os.environ.setdefault("SPARK_CLUSTERING_TEST_JVM", "1")
 LINE_WORK = WORK / f"line-{SPARK_LINE}-{os.getpid()}"
 if os.environ.get("DBT_TARGET_PATH") is None:
@@ -25,7 +28,7 @@ if os.environ.get("DBT_TARGET_PATH") is None:
 @pytest.fixture(scope="session")
 def spark():
     assert JAR.exists(), f"{JAR} is missing: scripts/setup --all-lines builds it"
-    session = get_spark(LINE_WORK / "session", app_name=f"spark_clustering_line_{SPARK_LINE}", long_lived=True)
+    session = get_spark(LINE_WORK / "session", app_name=f"spark_clustering_line_{SPARK_LINE}")
     yield session
     session.stop()
     shutil.rmtree(LINE_WORK, ignore_errors=True)
