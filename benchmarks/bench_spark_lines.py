@@ -2,19 +2,24 @@
 throughput against a plain scan, and a clustered build against a plain `CREATE TABLE AS ... ORDER
 BY`. Goal (issue 30): no line more than 10 % worse than the default line on either ratio.
 
-    .venv/bin/python benchmarks/bench_spark_lines.py [--rows 40000000] [--build-rows 8000000] [--files 16]
+    .venv/bin/python benchmarks/bench_spark_lines.py [--rows 200000000] [--build-rows 8000000] [--files 16] [--build-runs 5]
 
 One child process per line, run by that line's own virtualenv with the jar built for it (scripts/setup
 --all-lines), one after another on the same machine. Each child, in a fresh embedded session
 (local[2]):
-  * writes the same rows (ids a, b, c of 10 bits each, from hashes of `range(rows)`) as parquet;
-  * key / plain scan: the best of 5 timed runs (after a warm-up) of
+  * the same rows on every line: ids a, b, c of 10 bits each, from hashes of `range(rows)`;
+  * key / plain scan: the best of --key-runs timed rounds (after --key-warmups untimed ones; the
+    three queries alternate within a round) of
       select sum(xxhash64(hilbert_key(10, a, b, c))) from t      (and zorder_key)
-    against the plain scan `select sum(xxhash64(a, b, c)) from t`; the ratio is the plain scan's time
-    over the key's (a throughput ratio: 1.0 = the key costs nothing over reading the rows);
-  * build / ORDER BY: the best of 3 builds of --build-rows rows into --files files by
-    `clustered_table` (hilbert on a, b, c, through dbt: benchmarks/dbt_project's clustered_build) over the best of 3
-    `create table .. as select * .. order by a, b, c` (spark.sql.shuffle.partitions = --files).
+    against the plain scan `select sum(xxhash64(a, b, c)) from t`, t the --rows rows generated in
+    the query (no IO: 3-4 s a query at 200M rows, within ~1 % between rounds); the ratio is the plain
+    scan's time over the key's (a throughput ratio: 1.0 = the key costs nothing over making the rows);
+  * build / ORDER BY: the first --build-rows of those rows, written as parquet; the best of
+    --build-runs builds of them into --files files by
+    `clustered_table` (hilbert on a, b, c, through dbt: benchmarks/dbt_project's clustered_build; the
+    model's execution time, as the other benchmarks take it; the whole dbt invocation is reported too)
+    over the best of as many `create table .. as select * .. order by a, b, c`
+    (spark.sql.shuffle.partitions = --files), the two kinds alternating.
 Prints a markdown table and writes build/bench/spark_lines.json. Not a test: asserts nothing.
 """
 from __future__ import annotations
@@ -36,15 +41,6 @@ SCHEMA = "bench_spark_lines"
 DBT_PROJECT = REPO / "benchmarks" / "dbt_project"
 
 
-def best(spark, sql: str, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.monotonic()
-        spark.sql(sql).collect()
-        times.append(time.monotonic() - start)
-    return min(times)
-
-
 def child(args) -> dict:
     from spark_clustering_dev.dbt import run_dbt
     from spark_clustering_dev.paths import SPARK_LINE, WORK
@@ -59,43 +55,60 @@ def child(args) -> dict:
     spark.sql(f"drop database if exists {SCHEMA} cascade")
     spark.sql(f"create database {SCHEMA}")
     ids = "cast(pmod(xxhash64(id, {0}), 1024) as int)"
-    spark.sql(f"""create table {SCHEMA}.ids using parquet as select /*+ REPARTITION(8) */ id, {ids.format(1)} as a,
-        {ids.format(2)} as b, {ids.format(3)} as c from range({args.rows})""")
-    plain = f"select sum(xxhash64(a, b, c)) from {SCHEMA}.ids"
-    keys = {f: f"select sum(xxhash64({f}(10, a, b, c))) from {SCHEMA}.ids" for f in ("hilbert_key", "zorder_key")}
-    for sql in [plain, *keys.values()]:
-        spark.sql(sql).collect()  # warm-up: JIT, file listing
-    plain_s = best(spark, plain, 5)
-    key_s = {f: best(spark, sql, 5) for f, sql in keys.items()}
+    rows_of = ("(select id, " + ", ".join(f"{ids.format(i + 1)} as {c}" for i, c in enumerate("abc"))
+               + " from range({0})) as ids")
+    # the keys' rows are generated, not read: with no IO in the query the key's own cost is what the
+    # ratio sees (a scan of 40M parquet rows took 0.4 s, and moved by +-20 % between rounds)
+    generated = rows_of.format(args.rows)
+    plain = f"select sum(xxhash64(a, b, c)) from {generated}"
+    keys = {f: f"select sum(xxhash64({f}(10, a, b, c))) from {generated}" for f in ("hilbert_key", "zorder_key")}
+    # warm-up rounds (JIT, file listing), then timed rounds in which the three queries alternate, so a
+    # slow spell of the machine weighs on each alike; the best round of each counts
+    queries = {"plain": plain, **keys}
+    seconds = {name: [] for name in queries}
+    for round_ in range(args.key_warmups + args.key_runs):
+        for name, sql in queries.items():
+            start = time.monotonic()
+            spark.sql(sql).collect()
+            if round_ >= args.key_warmups:
+                seconds[name].append(time.monotonic() - start)
+    plain_s = min(seconds["plain"])
+    key_s = {f: min(seconds[f]) for f in keys}
 
-    spark.sql(f"create table {SCHEMA}.source using parquet as select * from {SCHEMA}.ids where id < {args.build_rows}")
-    order_by = []
-    for i in range(3):
+    spark.sql(f"create table {SCHEMA}.source using parquet as select /*+ REPARTITION(8) */ * from {rows_of.format(args.build_rows)}")
+    # ORDER BY and clustered build alternate, so a slow spell of the machine weighs on both alike
+    order_by, clustered, invocation = [], [], []
+    for i in range(args.build_runs):
         spark.sql(f"drop table if exists {SCHEMA}.ordered")
         start = time.monotonic()
         spark.sql(f"create table {SCHEMA}.ordered using parquet as select * from {SCHEMA}.source order by a, b, c")
         order_by.append(time.monotonic() - start)
-    clustered = []
-    for i in range(3):
         start = time.monotonic()
-        run_dbt(["run", "--select", "clustered_build"], schema=SCHEMA, project_dir=DBT_PROJECT, env=dbt_env,
-                vars={"source": f"{SCHEMA}.source", "build_alias": "clustered", "num_files": args.files,
-                      "cluster_by": ["a", "b", "c"], "method": "hilbert"})
-        clustered.append(time.monotonic() - start)
+        run = run_dbt(["run", "--select", "clustered_build"], schema=SCHEMA, project_dir=DBT_PROJECT, env=dbt_env,
+                      vars={"source": f"{SCHEMA}.source", "build_alias": "clustered", "num_files": args.files,
+                            "cluster_by": ["a", "b", "c"], "method": "hilbert"})
+        invocation.append(time.monotonic() - start)
+        clustered.append(run.node_results()["clustered_build"].execution_time)
     files = spark.sql(f"select count(distinct _metadata.file_path) from {SCHEMA}.clustered").first()[0]
     spark.sql(f"drop database if exists {SCHEMA} cascade")
     return {"line": SPARK_LINE, "spark": spark.version, "rows": args.rows, "build_rows": args.build_rows,
             "plain_scan_s": round(plain_s, 3), "key_s": {f: round(t, 3) for f, t in key_s.items()},
+            "key_runs_s": {name: [round(t, 3) for t in ts] for name, ts in seconds.items()},
             "key_over_plain": {f: round(plain_s / t, 3) for f, t in key_s.items()},
-            "order_by_s": round(min(order_by), 2), "clustered_s": round(min(clustered), 2), "clustered_files": files,
+            "order_by_s": round(min(order_by), 2), "order_by_runs_s": [round(t, 2) for t in order_by],
+            "clustered_runs_s": [round(t, 2) for t in clustered], "clustered_s": round(min(clustered), 2),
+            "dbt_invocation_s": round(min(invocation), 2), "clustered_files": files,
             "build_over_order_by": round(min(clustered) / min(order_by), 3)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=40_000_000)
+    parser.add_argument("--rows", type=int, default=200_000_000)
     parser.add_argument("--build-rows", type=int, default=8_000_000)
     parser.add_argument("--files", type=int, default=16)
+    parser.add_argument("--key-runs", type=int, default=5, help="timed rounds of the key queries; the best counts")
+    parser.add_argument("--key-warmups", type=int, default=1)
+    parser.add_argument("--build-runs", type=int, default=5, help="builds of each kind, alternating; the best counts")
     parser.add_argument("--lines", nargs="*", default=None, help="default: every line of spark_lines/lines.json")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, default=REPO / "build" / "bench" / "spark_lines.json")
@@ -109,7 +122,8 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": f"{REPO / 'dev'}:{REPO / 'udfs' / 'python'}", "PYTHONUNBUFFERED": "1"}
         env.pop("SPARK_CLUSTERING_TEST_JVM", None)  # the JVM as users run it (C2)
         cmd = [str(lines.python(line)), str(Path(__file__).resolve()), "--child", "--rows", str(args.rows),
-               "--build-rows", str(args.build_rows), "--files", str(args.files)]
+               "--build-rows", str(args.build_rows), "--files", str(args.files), "--build-runs", str(args.build_runs),
+               "--key-runs", str(args.key_runs), "--key-warmups", str(args.key_warmups)]
         print(f"bench_spark_lines: Spark {line} ...", flush=True)
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
         found = [x for x in proc.stdout.splitlines() if x.startswith("bench_spark_lines: {")]
