@@ -61,11 +61,8 @@
 
     {#- the k-d trees are fit on a quarter of the rows the candidates are simulated on (~250 rows a
         leaf: the leaves' sizes vary by a few percent, the fit costs a quarter) -#}
-    {%- for split in ['widest', 'workload'] -%}
-        {%- set kdtree = spark_clustering._kdtree_layout('(select * from ' ~ sample ~ ' where rand(11) < 0.25)',
-                                                          cluster_cols, ids, layout, num_files, boxes, types, split) -%}
-        {%- if kdtree is not none -%}{%- do specs.append(kdtree) -%}{%- endif -%}
-    {%- endfor -%}
+    {%- do specs.extend(spark_clustering._kdtree_layouts('(select * from ' ~ sample ~ ' where rand(11) < 0.25)',
+                        cluster_cols, ids, layout, num_files, boxes, types, ['widest', 'workload'])) -%}
 
     {%- set quoted = spark_clustering._quoted_columns(names) -%}
     {%- set id_columns = {} -%}

@@ -111,15 +111,17 @@
 {% endmacro %}
 
 
-{#- The spec {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
-    or null]}} fit on `sample` (the clustering columns' rows) by `split` ('widest' or 'workload', for
-    `boxes`), or none when the tree does not apply (one column, one file, more files than
-    _kdtree_limits) or its spec is too long. One query per level of the tree: every node of the level cut on every column,
-    the two halves' min/max, and the boxes meeting them. -#}
-{% macro _kdtree_layout(sample, cluster_cols, ids, layout, num_files, boxes, types, split) %}
+{#- The specs {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
+    or null]}} fit on `sample` (the clustering columns' rows), one per way of choosing a cut in
+    `splits` ('widest', 'workload': for `boxes`); none when no tree applies (one column, one file,
+    more files than _kdtree_limits); a tree whose spec is too long is left out. The trees are fit
+    together, one query per level: every node of the level of every tree cut on every column, the
+    two halves' min/max, and the boxes meeting them (each query costs ~1 s, mostly Spark's own
+    start-up of it, whatever the trees). -#}
+{% macro _kdtree_layouts(sample, cluster_cols, ids, layout, num_files, boxes, types, splits) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set limits = spark_clustering._kdtree_limits() -%}
-    {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files -%}{{ return(none) }}{%- endif -%}
+    {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files or not splits -%}{{ return([]) }}{%- endif -%}
     {#- the boxes meeting a half, each distinct box once with its count -#}
     {%- set counted = {} -%}
     {%- for box in boxes -%}
@@ -127,12 +129,14 @@
         {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
     {%- endfor -%}
     {%- set hits = [] -%}
-    {%- for key, count in counted.items() if split == 'workload' -%}
+    {%- for key, count in counted.items() if 'workload' in splits -%}
         {%- set c = spark_clustering._box_conditions(fromjson(key), types, 'cluster_workload', only=types.keys() | list) -%}
         {%- do hits.append('case when ' ~ c.file ~ ' then ' ~ count ~ ' else 0 end') -%}
     {%- endfor -%}
     {%- set shape = spark_clustering._kdtree_shape(num_files) -%}
-    {%- set cuts = {} -%}
+    {#- cuts of tree t (the index of its split in `splits`) -#}
+    {%- set cuts = [] -%}
+    {%- for split in splits -%}{%- do cuts.append({}) -%}{%- endfor -%}
     {%- set id_selects = [] -%}
     {%- for col in names -%}{%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}{%- endfor -%}
     {#- per column: its id as the sort key, its lower half's largest value as a literal, its min/max -#}
@@ -151,13 +155,19 @@
         {%- set level = [] -%}
         {%- for node in shape if node >= 2 ** depth and node < 2 ** (depth + 1) and shape[node] > 1 -%}{%- do level.append(node) -%}{%- endfor -%}
         {%- if level -%}
-            {#- one partition: the windows and groups below then need no shuffle, and the query runs
+            {#- each row once per tree, in the node of that tree it falls in at this depth; one
+                partition: the windows and groups below then need no shuffle, and the query runs
                 as one task (each shuffle of a few thousand rows costs more than the rows) -#}
+            {%- set tree_nodes = [] -%}
+            {%- for split in splits -%}
+                {%- do tree_nodes.append(spark_clustering._kdtree_node_sql(cuts[loop.index0], shape, names, 1, depth)) -%}
+            {%- endfor -%}
             {%- set rows_sql = '(select * from (select /*+ COALESCE(1) */ ' ~ spark_clustering._quoted_columns(names) ~ ', ' ~ id_selects | join(', ') ~ ', '
-                ~ spark_clustering._kdtree_node_sql(cuts, shape, names, 1, depth) ~ ' as __sc_node from ' ~ sample
+                ~ '__sc_tree, element_at(array(' ~ tree_nodes | join(', ') ~ '), __sc_tree + 1) as __sc_node from ' ~ sample
+                ~ ' lateral view explode(sequence(0, ' ~ (splits | length - 1) ~ ')) __sc_trees as __sc_tree'
                 ~ ') where __sc_node in (' ~ level | join(', ') ~ ')) as __sc_rows' -%}
-            {#- Per node and column, the node cut there: the lower half = the rows whose id is at
-                most the id of the row at the node's cut quantile (rank (n // 2) / n of its rows);
+            {#- Per tree, node and column, the node cut there: the lower half = the rows whose id is
+                at most the id of the row at the node's cut quantile (rank (n // 2) / n of its rows);
                 the boxes meeting either half (the files' min/max test of the simulation); the cut
                 as a value, the largest of the lower half (later rows, quantized on their own, fall
                 on the same side); the width of the node's ids (to break a tie). -#}
@@ -168,55 +178,63 @@
                 {%- do share_all.append('when ' ~ node ~ ' then ' ~ shape[node]) -%}
             {%- endfor -%}
             {%- set sql -%}
-                select __sc_node, __sc_dim, sum({{ hits | join(' + ') if hits else '0' }}), max(__sc_width),
+                select __sc_tree, __sc_node, __sc_dim, sum({{ hits | join(' + ') if hits else '0' }}), max(__sc_width),
                     max(case when __sc_low then case __sc_dim {{ literals | join(' ') }} end end)
                 from (
-                    select __sc_node, __sc_dim, __sc_low, max(__sc_width) as __sc_width, {{ bounds | join(', ') }}
+                    select __sc_tree, __sc_node, __sc_dim, __sc_low, max(__sc_width) as __sc_width, {{ bounds | join(', ') }}
                     from (
                         select *, coalesce(__sc_key <= max(case when __sc_rank <= __sc_cut then __sc_key end) over __sc_part, false) as __sc_low,
                             max(__sc_key) over __sc_part - min(__sc_key) over __sc_part as __sc_width
                         from (
-                            select *, row_number() over (partition by __sc_node, __sc_dim order by __sc_key) as __sc_rank,
+                            select *, row_number() over (partition by __sc_tree, __sc_node, __sc_dim order by __sc_key) as __sc_rank,
                                 count(*) over __sc_part * (case __sc_node {{ share_low | join(' ') }} end)
                                     div (case __sc_node {{ share_all | join(' ') }} end) as __sc_cut
                             from (
                                 select *, case __sc_dim {{ keys | join(' ') }} end as __sc_key
                                 from {{ rows_sql }} lateral view explode(sequence(0, {{ names | length - 1 }})) __sc_dims as __sc_dim
                             ) as __sc_keyed
-                            window __sc_part as (partition by __sc_node, __sc_dim)
+                            window __sc_part as (partition by __sc_tree, __sc_node, __sc_dim)
                         ) as __sc_ranked
-                        window __sc_part as (partition by __sc_node, __sc_dim)
+                        window __sc_part as (partition by __sc_tree, __sc_node, __sc_dim)
                     ) as __sc_split
-                    group by __sc_node, __sc_dim, __sc_low
+                    group by __sc_tree, __sc_node, __sc_dim, __sc_low
                 ) as __sc_halves
-                group by __sc_node, __sc_dim
+                group by __sc_tree, __sc_node, __sc_dim
             {%- endset -%}
             {%- set tried = {} -%}
             {%- for row in run_query(sql).rows -%}
-                {%- do tried.update({(row[0] | int, row[1] | int): {'hits': row[2] | int, 'width': row[3] | float, 'literal': row[4]}}) -%}
+                {%- do tried.update({(row[0] | int, row[1] | int, row[2] | int): {'hits': row[3] | int, 'width': row[4] | float, 'literal': row[5]}}) -%}
             {%- endfor -%}
-            {#- the cut that fewest boxes meet both halves of; on a tie (always, for 'widest', which
-                counts no box) the column widest in the node -#}
-            {%- for node in level -%}
-                {%- set ns = namespace(best=none) -%}
-                {%- for i in range(names | length) if (node, i) in tried -%}
-                    {%- set candidate = {'column': i, 'hits': tried[(node, i)].hits,
-                                         'width': tried[(node, i)].width, 'literal': tried[(node, i)].literal} -%}
-                    {%- if ns.best is none or candidate.hits < ns.best.hits
-                           or (candidate.hits == ns.best.hits and candidate.width > ns.best.width) -%}
-                        {%- set ns.best = candidate -%}
-                    {%- endif -%}
+            {#- the cut that fewest boxes meet both halves of ('workload'); on a tie, and always for
+                'widest' (whose hits count nothing), the column widest in the node -#}
+            {%- for split in splits -%}
+                {%- set t = loop.index0 -%}
+                {%- for node in level -%}
+                    {%- set ns = namespace(best=none) -%}
+                    {%- for i in range(names | length) if (t, node, i) in tried -%}
+                        {%- set found = tried[(t, node, i)] -%}
+                        {%- set candidate = {'column': i, 'hits': found.hits if split == 'workload' else 0,
+                                             'width': found.width, 'literal': found.literal} -%}
+                        {%- if ns.best is none or candidate.hits < ns.best.hits
+                               or (candidate.hits == ns.best.hits and candidate.width > ns.best.width) -%}
+                            {%- set ns.best = candidate -%}
+                        {%- endif -%}
+                    {%- endfor -%}
+                    {#- a node the sample left empty keeps every row on one side -#}
+                    {%- do cuts[t].update({node | string: [ns.best.column, ns.best.literal] if ns.best is not none else [0, none]}) -%}
                 {%- endfor -%}
-                {#- a node the sample left empty keeps every row on one side -#}
-                {%- do cuts.update({node | string: [ns.best.column, ns.best.literal] if ns.best is not none else [0, none]}) -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set spec = {'curve': 'kdtree', 'split': split, 'columns': names, 'files': num_files, 'cuts': cuts} -%}
-    {%- if tojson(spec) | length > limits.max_spec_chars -%}
-        {{ log('spark_clustering: the kdtree layout over ' ~ num_files ~ ' files takes ' ~ tojson(spec) | length
-               ~ ' characters, more than a table property holds; not a candidate') }}
-        {{ return(none) }}
-    {%- endif -%}
-    {{ return(spec) }}
+    {%- set specs = [] -%}
+    {%- for split in splits -%}
+        {%- set spec = {'curve': 'kdtree', 'split': split, 'columns': names, 'files': num_files, 'cuts': cuts[loop.index0]} -%}
+        {%- if tojson(spec) | length > limits.max_spec_chars -%}
+            {{ log('spark_clustering: the kdtree layout over ' ~ num_files ~ ' files takes ' ~ tojson(spec) | length
+                   ~ ' characters, more than a table property holds; not a candidate') }}
+        {%- else -%}
+            {%- do specs.append(spec) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(specs) }}
 {% endmacro %}
