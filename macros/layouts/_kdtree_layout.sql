@@ -111,6 +111,13 @@
 {% endmacro %}
 
 
+{#- SQL of the file (1 .. files) a row of the tree's write goes to: its leaf + 1, the same leaf
+    expression _kdtree_key puts in the key's high bits (so the write evaluates it once for both). -#}
+{% macro _kdtree_file_sql(spec) %}
+    {{ return('(' ~ spark_clustering._kdtree_leaf_sql(spec, 1, spec.files, 0) ~ ' + 1)') }}
+{% endmacro %}
+
+
 {#- The specs {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
     or null]}} fit on `sample` (the clustering columns' rows), one per way of choosing a cut in
     `splits` ('widest', 'workload': for `boxes`); none when no tree applies (one column, one file,
