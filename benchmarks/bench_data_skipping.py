@@ -253,11 +253,13 @@ def box_where(box: dict) -> str:
 
 
 def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows: int, columns: list[str] = COLUMNS,
-                  order_column: str = "l_insert_order", measure: str = "l_extendedprice") -> list[dict]:
+                  order_column: str = "l_insert_order", measure: str = "l_extendedprice", find_rows=None) -> list[dict]:
     """`n` box queries over `columns` (lineitem's by default) within the bounds of `boxes`, a quarter
     of each kind: one-, two- and three-column ranges of log-uniform widths (0.5 % to 20 % of the
     column's span) and points (a row's values, the row picked by its `order_column` id 1..rows;
-    a null value leaves its column out of the point's box). Each query counts and sums `measure`."""
+    a null value leaves its column out of the point's box). Each query counts and sums `measure`.
+    `find_rows(ids)`, when given, returns those rows (mappings by column name) instead of a query
+    of `table` through `spark`."""
     rng = random.Random(seed)
     # a file whose column is all null has no bound on it
     lo = {c: min(f[f"{c}_lo"] for f in boxes if f[f"{c}_lo"] is not None) for c in columns}
@@ -266,9 +268,10 @@ def make_workload(spark, table: str, boxes: list[dict], n: int, seed: int, rows:
     point_ids = sorted(rng.randint(1, rows) for _ in range(kinds.count("point")))
     points = []
     if point_ids:
-        found = spark.sql(f"select {order_column}, {', '.join(columns)} from {table} "
-                          f"where {order_column} in ({', '.join(map(str, point_ids))})").collect()
-        by_id = {r[0]: r for r in found}
+        found = find_rows(point_ids) if find_rows else spark.sql(
+            f"select {order_column}, {', '.join(columns)} from {table} "
+            f"where {order_column} in ({', '.join(map(str, point_ids))})").collect()
+        by_id = {r[order_column]: r for r in found}
         points = [by_id[i] for i in point_ids]
         rng.shuffle(points)
     queries = []
