@@ -12,7 +12,7 @@ One child process per line, run by that line's own virtualenv with the jar built
     three queries alternate within a round) of
       select sum(xxhash64(hilbert_key(10, a, b, c))) from t      (and zorder_key)
     against the plain scan `select sum(xxhash64(a, b, c)) from t`, t the --rows rows generated in
-    the query (no IO: 3-4 s a query at 200M rows, within ~1 % between rounds); the ratio is the plain
+    the query (no IO: 3-4.5 s a query at 200M rows, within ~3 % between rounds); the ratio is the plain
     scan's time over the key's (a throughput ratio: 1.0 = the key costs nothing over making the rows);
   * build / ORDER BY: the first --build-rows of those rows, written as parquet; the best of
     --build-runs builds of them into --files files by
@@ -62,7 +62,7 @@ def child(args) -> dict:
     generated = rows_of.format(args.rows)
     plain = f"select sum(xxhash64(a, b, c)) from {generated}"
     keys = {f: f"select sum(xxhash64({f}(10, a, b, c))) from {generated}" for f in ("hilbert_key", "zorder_key")}
-    # warm-up rounds (JIT, file listing), then timed rounds in which the three queries alternate, so a
+    # warm-up rounds (JIT), then timed rounds in which the three queries alternate, so a
     # slow spell of the machine weighs on each alike; the best round of each counts
     queries = {"plain": plain, **keys}
     seconds = {name: [] for name in queries}
