@@ -100,19 +100,10 @@
 {% endmacro %}
 
 
-{#- The file cuts of a write into exactly the tree's files: the first key of every leaf but the
-    first, so each file is one leaf (cut on the sample's keys instead, a file boundary could land
-    inside a leaf when ties made the leaves a few percent unequal). -#}
-{% macro _kdtree_file_cuts(spec, layout) %}
-    {%- set first_key = 2 ** (spark_clustering._kdtree_inner_bits(spec, layout) * (spec.columns | length)) -%}
-    {%- set cuts = [] -%}
-    {%- for leaf in range(1, spec.files) -%}{%- do cuts.append((leaf * first_key) ~ 'L') -%}{%- endfor -%}
-    {{ return(cuts) }}
-{% endmacro %}
-
-
-{#- SQL of the file (1 .. files) a row of the tree's write goes to: its leaf + 1, the same leaf
-    expression _kdtree_key puts in the key's high bits (so the write evaluates it once for both). -#}
+{#- SQL of the file (1 .. files) a row of the tree's write goes to: its leaf + 1, so each file is
+    one leaf (cut on the sample's keys instead, a file boundary could land inside a leaf when ties
+    made the leaves a few percent unequal); the same leaf expression _kdtree_key puts in the key's
+    high bits, so the write evaluates it once for both. -#}
 {% macro _kdtree_file_sql(spec) %}
     {{ return('(' ~ spark_clustering._kdtree_leaf_sql(spec, 1, spec.files, 0) ~ ' + 1)') }}
 {% endmacro %}

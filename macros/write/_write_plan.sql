@@ -106,8 +106,7 @@
         {%- if presample -%}
             {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql, num_files, backend) -%}
             {%- if file_routing is not none and method == 'auto' and choice.spec.curve == 'kdtree' and choice.spec.files == num_files -%}
-                {%- do file_routing.update({'cuts': spark_clustering._kdtree_file_cuts(choice.spec, layout),
-                                            'file_sql': spark_clustering._kdtree_file_sql(choice.spec)}) -%}
+                {%- do file_routing.update({'file_sql': spark_clustering._kdtree_file_sql(choice.spec)}) -%}
             {%- endif -%}
             {%- do spark_clustering._drop_sample(sample) -%}
         {%- endif -%}

@@ -22,35 +22,24 @@
     {%- for col in cluster_by -%}{%- do order.append(spark_clustering._quoted_columns([col])) -%}{%- endfor -%}
     {%- if file_routing is not none and key_sql is not none and not partition_by -%}
         {%- set part_name = spark_clustering._unused_column_name('__sc_file', column_names + [key_name]) -%}
-        {%- if file_routing.get('file_sql') -%}
-            {#- The file straight from the row's columns (a k-d tree's leaf), in the SELECT that
-                computes the key, which holds the same leaf expression: Spark evaluates the leaf
-                once, in a method of its own. With the file taken from the key in a SELECT above
-                instead, the leaf's CASE tree sat in the method that also copies every column of
-                the row, which grew past what the JVM compiles (8000 bytes of bytecode), and ran
-                interpreted: TPC-H lineitem SF 1 in 64 files took 10.3 s instead of 2.0 s. -#}
-            {%- set sql -%}
-select /*+ REPARTITION({{ num_files }}, {{ part_name }}) */
-    {{ spark_clustering._quoted_columns(column_names) }}
-from (
-    select *, {{ key_sql }} as {{ key_name }},
-        element_at(array({{ file_routing.partitions | join(', ') }}), {{ file_routing.file_sql }}) as {{ part_name }}
-    from {{ from_sql }}
-)
-sort by {{ key_name }}
-            {%- endset -%}
-            {{ return(sql) }}
-        {%- endif -%}
-        {#- range_id of the key among the cuts is the file (1 .. n); its int lands in that file's task -#}
-        {%- set file_id = spark_clustering.range_id(key_name, 'array(' ~ file_routing.cuts | join(', ') ~ ')', file_routing.backend)
-            if file_routing.cuts else '1' -%}
+        {#- The file (1 .. n) and the int of that file's task. A k-d tree's file comes straight from
+            the row's columns (file_sql, its leaf), in the SELECT that computes the key, which holds
+            the same leaf expression: Spark evaluates the leaf once, in a method of its own. Taken
+            from the key in the SELECT above instead, the leaf's CASE tree sat in the method that
+            also copies every column of the row, which grew past what the JVM compiles (8000 bytes
+            of bytecode), and ran interpreted: TPC-H lineitem SF 1 in 64 files took 10.3 s instead
+            of 2.0 s. Otherwise the file is range_id of the key among the cuts. -#}
+        {%- set file_sql = file_routing.get('file_sql') -%}
+        {%- set file_id = file_sql or (spark_clustering.range_id(key_name, 'array(' ~ file_routing.cuts | join(', ') ~ ')', file_routing.backend)
+            if file_routing.cuts else '1') -%}
+        {%- set part = 'element_at(array(' ~ file_routing.partitions | join(', ') ~ '), ' ~ file_id ~ ') as ' ~ part_name -%}
         {%- set sql -%}
 select /*+ REPARTITION({{ num_files }}, {{ part_name }}) */
     {{ spark_clustering._quoted_columns(column_names) }}
 from (
-    select *, element_at(array({{ file_routing.partitions | join(', ') }}), {{ file_id }}) as {{ part_name }}
+    select *{% if not file_sql %}, {{ part }}{% endif %}
     from (
-        select *, {{ key_sql }} as {{ key_name }}
+        select *, {{ key_sql }} as {{ key_name }}{% if file_sql %}, {{ part }}{% endif %}
         from {{ from_sql }}
     )
 )
