@@ -125,9 +125,7 @@ def ranks(x: np.ndarray) -> np.ndarray:
 
 def kdtree(r: np.ndarray, num_files: int, choose) -> np.ndarray:
     """The file of every row in a k-d tree of `num_files` leaves, cut on rank order by `choose`."""
-    files = np.zeros(len(r), dtype=np.int64)
-    stack, leaf = [(np.arange(len(r)), num_files, 0)], 0
-    parts = []
+    stack, parts = [(np.arange(len(r)), num_files, 0)], []
     while stack:
         idx, n, depth = stack.pop()
         if n == 1:
@@ -138,6 +136,7 @@ def kdtree(r: np.ndarray, num_files: int, choose) -> np.ndarray:
         k = len(idx) * (n // 2) // n
         stack.append((idx[k:], n - n // 2, depth + 1))
         stack.append((idx[:k], n // 2, depth + 1))
+    files = np.zeros(len(r), dtype=np.int64)
     for leaf, idx in enumerate(parts):
         files[idx] = leaf
     return files
