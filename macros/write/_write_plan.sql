@@ -93,9 +93,7 @@
             {%- set source_check = {'row_count': boundaries.row_count, 'hash_sum': boundaries.hash_sum, 'hash_xor': boundaries.hash_xor} -%}
         {%- endif -%}
         {%- if method == 'auto' -%}
-            {#- a quarter of the sample (~1000 rows a file) is plenty to rank the candidates on -#}
-            {%- set choice = spark_clustering._choose_layout('(select * from ' ~ sample.name ~ ' where rand(7) < 0.25)',
-                                                             cluster_cols, boundaries, backend, num_files,
+            {%- set choice = spark_clustering._choose_layout(sample.name, sample.rows, cluster_cols, boundaries, backend, num_files,
                                                              cfg.workload, cfg.layout, label) -%}
             {%- set layout = choice.layout -%}
             {%- set key_sql = choice.key_sql -%}
