@@ -5,6 +5,10 @@
                what the gate selects;
   full         the whole table is rebuilt clustered every step (`clustered_table` over all rows).
 
+The tables are models of the benchmarks' own dbt project (benchmarks/dbt_project): recluster_grown
+(incremental, the recluster() post-hook), recluster_rebuilt (clustered_table over the view
+recluster_all_rows); both hold the rows of its macro recluster_rows.
+
 Per step: bytes appended, bytes rewritten, seconds, and the average per-column depth after the step
 (the standard metric, unweighted, from per-file min/max). Totals give the ratios the README and
 the benchmark report quote: bytes rewritten / bytes appended for each way, and time incremental /
@@ -23,10 +27,17 @@ from pathlib import Path
 from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
 from spark_clustering_dev.paths import WORK
-from spark_clustering_dev.recluster_case import COLUMNS, ROW_SQL, data_files
+from spark_clustering_dev.recluster_case import data_files
 from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_recluster"
+COLUMNS = ["a", "b", "c"]  # the models' cluster_by
+# the benchmarks' own dbt project (models recluster_grown, recluster_all_rows, recluster_rebuilt)
+DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
+
+
+def dbt(args: list[str], vars: dict):
+    return run_dbt(args, schema=SCHEMA, vars=vars, project_dir=DBT_PROJECT)
 
 
 def average_depth(spark, table) -> float:
@@ -53,31 +64,30 @@ def main(argv=None) -> int:
     spark.sql(f"drop database if exists {SCHEMA} cascade")
     spark.sql(f"create database {SCHEMA}")
     gate = {} if args.max_average_depth == "auto" else {"max_average_depth": float(args.max_average_depth)}
-    incr_vars = {"rc_alias": "grown", "rc_file_rows": args.file_rows, "rc_recluster": gate}
-    full_vars = {"case_source": f"{SCHEMA}.all_rows", "case_alias": "rebuilt", "case_cluster_by": COLUMNS,
-                 "case_file_rows": args.file_rows}
+    incr_vars = {"file_rows": args.file_rows, "recluster": gate}
+    full_vars = {"file_rows": args.file_rows}
 
     def rebuild_full(end: int) -> tuple[float, int]:
-        spark.sql(f"create or replace view {SCHEMA}.all_rows as {ROW_SQL} from range(0, {end})")
+        dbt(["run", "--select", "recluster_all_rows"], {**full_vars, "end": end})  # the view, untimed
         started = time.monotonic()
-        run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, vars=full_vars)
+        dbt(["run", "--select", "recluster_rebuilt"], full_vars)
         return time.monotonic() - started, sum(data_files(spark, f"{SCHEMA}.rebuilt").values())
 
     # Step 0: both tables clustered from the same rows.
     end = args.rows
-    run_dbt(["run", "--select", "recluster_case"], schema=SCHEMA,
-            vars={**incr_vars, "rc_start": 0, "rc_end": end, "rc_recluster": {"max_average_depth": 1, "max_rounds": 1}})
+    dbt(["run", "--select", "recluster_grown"],
+        {**incr_vars, "start": 0, "end": end, "recluster": {"max_average_depth": 1, "max_rounds": 1}})
     rebuild_full(end)
     steps = []
     for step in range(1, args.steps + 1):
         add = int(round(end * args.growth))
         before = data_files(spark, f"{SCHEMA}.grown")
         started = time.monotonic()
-        run_dbt(["run", "--select", "recluster_case"], schema=SCHEMA,
-                vars={**incr_vars, "rc_start": end, "rc_end": end + add, "spark_clustering_recluster": False})
+        dbt(["run", "--select", "recluster_grown"],
+            {**incr_vars, "start": end, "end": end + add, "spark_clustering_recluster": False})
         appended = {p: n for p, n in data_files(spark, f"{SCHEMA}.grown").items() if p not in before}
         out = run_operation_json("recluster", {"relation": f"{SCHEMA}.grown"}, schema=SCHEMA,
-                                 vars={**incr_vars, "rc_start": 0, "rc_end": 0})
+                                 project_dir=DBT_PROJECT, vars={**incr_vars, "start": 0, "end": 0})
         incr_seconds = time.monotonic() - started
         end += add
         full_seconds, full_bytes = rebuild_full(end)
