@@ -7,7 +7,7 @@ what the rule costs at planning time on a table of many small files. One Spark s
 
 Part 1, TPC-H lineitem (SF 1 = 6,001,215 rows, generated offline by DuckDB's tpch extension from the
 duckdb-extension-tpch wheel, cached in build/bench/tpch/), written by dbt's `clustered_table`
-(the integration project's `cluster_case` model) into --files parquet files, hilbert on
+(benchmarks/dbt_project's `skipping_table` model) into --files parquet files, hilbert on
 (l_shipdate, l_partkey, l_suppkey); then `write_file_stats('<table>', false)` writes the sidecar
 (skipped with a note when that table function is not registered). The clustered table is kept in the
 benchmark's warehouse (build/work/bench_data_skipping) and reused by the next run unless --rebuild.
@@ -66,6 +66,8 @@ SCHEMA = "bench_skipping"
 SKIPPING = "spark.sparkclustering.skipping.enabled"
 COLUMNS = report_datasets.LINEITEM_COLUMNS
 KINDS = ["1 column", "2 columns", "3 columns", "point"]
+# the benchmarks' own dbt project (model skipping_table), not the integration tests' cases
+DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -74,7 +76,7 @@ KINDS = ["1 column", "2 columns", "3 columns", "point"]
 def dbt_run(args: list[str], schema: str, vars: dict):
     """run_dbt with this benchmark's own target/log folders (tests may run dbt at the same time)."""
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-skipping"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-skipping")}
-    return run_dbt(args, schema=schema, vars=vars, env=env)
+    return run_dbt(args, schema=schema, vars=vars, project_dir=DBT_PROJECT, env=env)
 
 
 def set_skipping(spark, on: bool) -> None:
@@ -194,11 +196,11 @@ def build_lineitem(spark, args) -> dict:
             print(f"reusing {table}: {rows:,} rows in {files} files (--rebuild to rebuild it)")
             return info
     start = time.monotonic()
-    run = dbt_run(["run", "--select", "cluster_case"], schema=SCHEMA,
-                  vars={"case_source": source, "case_alias": table.split(".")[1], "case_method": "hilbert",
-                        "case_cluster_by": COLUMNS, "case_num_files": args.files})
+    run = dbt_run(["run", "--select", "skipping_table"], schema=SCHEMA,
+                  vars={"source": source, "skipping_alias": table.split(".")[1], "method": "hilbert",
+                        "cluster_by": COLUMNS, "num_files": args.files})
     info["build_seconds"] = round(time.monotonic() - start, 1)
-    info["dbt_execution_seconds"] = round(run.node_results()["cluster_case"].execution_time, 1)
+    info["dbt_execution_seconds"] = round(run.node_results()["skipping_table"].execution_time, 1)
     spark.sql(f"refresh table {table}")
     info["files"] = len(spark.table(table).inputFiles())
     print(f"built {table} with dbt clustered_table: {info['files']} files in {info['build_seconds']} s")
