@@ -6,7 +6,7 @@ not recorded (its background flush would be counted with the queries).
         [--json build/bench/object_store.json]
 
 The table: TPC-H lineitem (SF 1 = 6,001,215 rows, bench_data_skipping.py's generator and
-workload), written by dbt's `clustered_table` (the integration project's `cluster_case` model,
+workload), written by dbt's `clustered_table` (benchmarks/dbt_project's `skipping_table` model,
 hilbert on l_shipdate, l_partkey, l_suppkey) into --files parquet files in a database located in the
 bucket, so its default `cluster_swap: auto` writes it at a build location; then the statistics
 sidecar by `write_file_stats`. Every run builds afresh (the server keeps nothing).
@@ -98,7 +98,7 @@ def reads(counted: dict) -> dict:
 
 def dbt_run(args: list[str], vars: dict | None = None):
     env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-object-store"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-object-store")}
-    return skipping.run_dbt(args, schema=SCHEMA, vars=vars or {}, env=env)
+    return skipping.run_dbt(args, schema=SCHEMA, vars=vars or {}, project_dir=skipping.DBT_PROJECT, env=env)
 
 
 def counted_step(spark, name: str, action) -> dict:
@@ -140,13 +140,13 @@ def main() -> int:
         source = f"parquet.`{parquet}`"
         alias = f"lineitem_hilbert_{args.files}"
         table = f"{SCHEMA}.{alias}"
-        model_vars = {"case_source": source, "case_alias": alias, "case_method": "hilbert",
-                      "case_cluster_by": skipping.COLUMNS, "case_num_files": args.files}
+        model_vars = {"source": source, "skipping_alias": alias, "method": "hilbert",
+                      "cluster_by": skipping.COLUMNS, "num_files": args.files}
         result = {"args": vars(args) | {"json": str(args.json)}, "machine": skipping.machine(),
                   "git": skipping.git_head(), "steps": {}}
         steps = result["steps"]
-        steps["build"] = counted_step(spark, "build", lambda: dbt_run(["run", "--select", "cluster_case"], model_vars))
-        steps["rebuild"] = counted_step(spark, "rebuild", lambda: dbt_run(["run", "--select", "cluster_case"], model_vars))
+        steps["build"] = counted_step(spark, "build", lambda: dbt_run(["run", "--select", "skipping_table"], model_vars))
+        steps["rebuild"] = counted_step(spark, "rebuild", lambda: dbt_run(["run", "--select", "skipping_table"], model_vars))
         location = next(r[1] for r in spark.sql(f"describe table extended {table}").collect() if r[0] == "Location")
         result["location"] = location
         steps["write_file_stats"] = counted_step(
