@@ -26,6 +26,7 @@ import report_pruning
 from report_measure import BENCH, ctas, dbt_runner, start_spark, with_cpu
 from bench_curve_keys import JvmCpu
 from spark_clustering_dev.layout import skewed_boxes
+from spark_clustering_dev.paths import INTEGRATION_TESTS
 
 SCHEMA = "bench_report"
 EPOCH = datetime.date(1970, 1, 1)
@@ -76,10 +77,10 @@ def measure(spark, dbt, cpu, ds, kinds, time_column, key_column, boxes: int, see
 
     def build(alias, method, workload):
         def run():
-            result = dbt(["run", "--select", "cluster_case"], SCHEMA,
-                         {"case_source": ds.table, "case_alias": alias, "case_method": method,
-                          "case_cluster_by": ds.columns, "case_num_files": ds.files, "case_workload": workload})
-            return result.node_results()["cluster_case"].execution_time
+            result = dbt(["run", "--select", "workload_layout"], SCHEMA,
+                         {"source": ds.table, "workload_alias": alias, "method": method,
+                          "cluster_by": ds.columns, "num_files": ds.files, "workload": workload})
+            return result.node_results()["workload_layout"].execution_time
         return with_cpu(cpu, run)
 
     prefix = f"{SCHEMA}.{ds.name}_wl"
@@ -156,7 +157,9 @@ def main(argv=None) -> int:
     cpu = JvmCpu(spark)
     files = 16 if args.quick else 64
     lineitem = report_datasets.build_lineitem(spark, SCHEMA, 0.1 if args.quick else 1.0, files, BENCH / "tpch")
-    telemetry = report_datasets.build_telemetry(spark, dbt, SCHEMA, 200_000 if args.quick else 10_000_000, files)
+    # the telemetry rows are the example's model, telemetry_events, in the integration project
+    telemetry = report_datasets.build_telemetry(spark, dbt_runner(INTEGRATION_TESTS), SCHEMA,
+                                                200_000 if args.quick else 10_000_000, files)
     results = {"date": datetime.date.today().isoformat(),
                "command": ".venv/bin/python benchmarks/bench_workload_layouts.py " + " ".join(sys.argv[1:] if argv is None else argv),
                "datasets": {}}

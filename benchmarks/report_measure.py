@@ -20,11 +20,13 @@ import report_memory
 import report_pruning
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.layout import fingerprint
-from spark_clustering_dev.paths import BUILD, REPO, WORK, local
+from spark_clustering_dev.paths import BUILD, INTEGRATION_TESTS, REPO, WORK, local
 from spark_clustering_dev.spark import get_spark
 
 BENCH = BUILD / "bench"
 SCHEMA = "bench_report"
+# the benchmarks' own dbt project (model report_layout), not the integration tests' cases
+DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 CLUSTER_METHODS = ["linear", "zorder", "hilbert"]
 # Variant names: keys of each dataset's "variants" in the results.
 DELTA = "delta-rs z_order"
@@ -35,12 +37,14 @@ INSERTION = "insertion order"
 # ----------------------------------------------------------------------------------------------
 # set-up
 
-def dbt_runner():
-    """run_dbt with this report's own target/log folders (the tests may run dbt at the same time)."""
-    env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target"), "DBT_LOG_PATH": str(BENCH / "dbt-logs")}
+def dbt_runner(project_dir: Path = DBT_PROJECT):
+    """run_dbt on `project_dir` (the benchmarks' own project unless told otherwise) with this report's
+    own target/log folders (the tests may run dbt at the same time), a target folder per project."""
+    target = "dbt-target" if project_dir == DBT_PROJECT else f"dbt-target-{project_dir.name}"
+    env = {"DBT_TARGET_PATH": str(BENCH / target), "DBT_LOG_PATH": str(BENCH / "dbt-logs")}
 
     def run(args: list[str], schema: str, vars: dict) -> object:
-        return run_dbt(args, schema=schema, vars=vars, env=env)
+        return run_dbt(args, schema=schema, vars=vars, project_dir=project_dir, env=env)
 
     return run
 
@@ -106,11 +110,11 @@ def build_spark_variants(spark, dbt, ds, cpu, rounds: int) -> dict[str, dict]:
         alias = f"{ds.name}_clustered_{method}"  # not telemetry_<method>: the example models own those names
 
         def build(method=method, alias=alias):
-            run = dbt(["run", "--select", "cluster_case"], SCHEMA,
-                      {"case_source": ds.table, "case_alias": alias, "case_method": method,
-                       "case_cluster_by": ds.columns, "case_num_files": ds.files})
+            run = dbt(["run", "--select", "report_layout"], SCHEMA,
+                      {"source": ds.table, "layout_alias": alias, "method": method,
+                       "cluster_by": ds.columns, "num_files": ds.files})
             # dbt's own execution time of the model: sampling, boundaries, write, validation and swap.
-            return run.node_results()["cluster_case"].execution_time
+            return run.node_results()["report_layout"].execution_time
 
         builders[f"clustered {method}"] = (f"{SCHEMA}.{alias}", build)
     timings = {name: [] for name in builders}
@@ -280,7 +284,8 @@ def measure(args, command: str) -> dict:
     cpu = bench_curve_keys.JvmCpu(spark)
 
     datasets = {}
-    tele = report_datasets.build_telemetry(spark, dbt, SCHEMA, args.rows, args.files)
+    # the telemetry rows are the example's model, telemetry_events, in the integration project
+    tele = report_datasets.build_telemetry(spark, dbt_runner(INTEGRATION_TESTS), SCHEMA, args.rows, args.files)
     load.note_other_processes()
     tpcds = report_datasets.build_store_sales(spark, SCHEMA, args.tpcds_sf, args.tpcds_files, BENCH / "tpcds")
     tpch = report_datasets.build_lineitem(spark, SCHEMA, args.tpch_sf, args.tpch_files, BENCH / "tpch")
