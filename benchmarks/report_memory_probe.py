@@ -24,6 +24,8 @@ from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_memory"
 COLUMNS = ["mission_id", "ts", "reading_value"]
+# the benchmarks' own dbt project (model memory_build), not the integration tests' cases
+DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 
 
 def executor_pids(worker_pids: list[int], timeout: float = 90.0) -> list[int]:
@@ -60,10 +62,10 @@ def start_session(work: Path, cluster):
 def build_hilbert(source: str, files: int) -> float:
     env = {"DBT_TARGET_PATH": str(BUILD / "bench" / "dbt-target-memory"),
            "DBT_LOG_PATH": str(BUILD / "bench" / "dbt-logs")}
-    run = run_dbt(["run", "--select", "cluster_case"], schema=SCHEMA, env=env,
-                  vars={"case_source": source, "case_alias": "memory_hilbert", "case_method": "hilbert",
-                        "case_cluster_by": COLUMNS, "case_num_files": files})
-    return run.node_results()["cluster_case"].execution_time
+    run = run_dbt(["run", "--select", "memory_build"], schema=SCHEMA, project_dir=DBT_PROJECT, env=env,
+                  vars={"source": source, "memory_alias": "memory_hilbert", "method": "hilbert",
+                        "cluster_by": COLUMNS, "num_files": files})
+    return run.node_results()["memory_build"].execution_time
 
 
 def probe(source_dir: Path, files: int, cluster) -> dict:
