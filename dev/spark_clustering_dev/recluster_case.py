@@ -1,5 +1,7 @@
-"""The `recluster_case` model's rows and layout checks, shared by the recluster tests, the child
-process the kill tests run (integration_tests/harness/recluster_child.py) and bench_recluster.py."""
+"""The `recluster_case` model's rows and layout checks, shared by the recluster tests and the child
+process the kill tests run (integration_tests/harness/recluster_child.py); its generic helpers (a
+table's data files, its location) also by bench_recluster.py and bench_commit_window.py, whose
+tables are the benchmarks' own models."""
 from __future__ import annotations
 
 from pathlib import Path
