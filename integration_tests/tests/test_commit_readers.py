@@ -15,6 +15,7 @@ import pytest
 
 from harness.commit_race import Writer
 from spark_clustering_dev.layout import fingerprint
+from spark_clustering_dev.paths import local
 from spark_clustering_dev.recluster_case import location
 
 VIEW = "spark.sparkclustering.commitView.enabled"
@@ -122,6 +123,64 @@ def test_a_scan_planned_while_the_new_files_land_waits_for_them(spark, s):
     assert rows == expected and added <= files and not (replaced & files), (rows, sorted(files))
     assert outcome["at"] >= landed
     assert recover(w)[0][1].startswith("rolled forward")
+
+
+@pytest.mark.parametrize("moved, deleted", [(2, 1), (0, 1)], ids=["across-moves-and-deletes", "before-any-move"])
+def test_a_listing_torn_across_a_commit_is_listed_again(spark, s, moved, deleted):
+    """What a listing of a local directory taken across a commit can show (it names the files, then
+    reads each one's status): `moved` of the 3 new files and not all of the old ones (`deleted` of
+    them gone), a state the commit itself never leaves. Read as is: rows twice and rows missing. The
+    scan lists again until the commit lands 0.3 s later, and reads its new side; with no new file in
+    the listing (before-any-move) only the journal under the table's root tells the commit is there."""
+    table = f"{s}.torn_{moved}_{deleted}"
+    expected = make_table(spark, table)
+    w = Writer(spark, table, location(spark, table), "torn listing", 7)
+    token = w.acquire()
+    picked = sorted(w.files())[:3]
+    staging, _ = w.stage(picked)
+    moves = w.crash_mid_commit(staging, picked, done=0)
+    w.release(token)
+    for staged, final in moves[:moved]:
+        staged.rename(final)
+    for path, _, _ in picked[:deleted]:
+        local(path).unlink()
+    outcome = {}
+
+    def scan():
+        outcome["read"] = read(reader(spark, wait_seconds=30), table)
+
+    thread = threading.Thread(target=scan)
+    thread.start()
+    time.sleep(0.3)
+    for staged, final in moves[moved:]:
+        staged.rename(final)
+    for path, _, _ in picked[deleted:]:
+        local(path).unlink()
+    thread.join(timeout=60)
+    added = {b.name for _, b in moves}
+    rows, files = outcome["read"]
+    assert rows == expected and added <= files, (rows, expected, sorted(files))
+    assert recover(w)[0][1].startswith("rolled forward")
+
+
+def test_a_commit_damaged_behind_its_back_is_read_as_it_is_after_the_wait(spark, s):
+    """Neither side whole and the listing the same each time (a new file and an old one deleted by
+    hand): after commitView.waitSeconds the scan reads the files present, it does not hang."""
+    table = f"{s}.damaged"
+    make_table(spark, table)
+    w = Writer(spark, table, location(spark, table), "damaged", 9)
+    token = w.acquire()
+    picked = sorted(w.files())[:3]
+    staging, _ = w.stage(picked)
+    moves = w.crash_mid_commit(staging, picked, done=3)  # all moved
+    w.release(token)
+    moves[0][1].unlink()
+    local(picked[0][0]).unlink()
+    start = time.monotonic()
+    rows, files = read(reader(spark, wait_seconds=0.5), table)
+    took = time.monotonic() - start
+    # the files present: 7 old (one deleted) and 2 of the 3 new ones (copies of old ones)
+    assert rows[0] == 700 + 200 and len(files) == 9 and took >= 0.4, (rows, sorted(files), took)
 
 
 def test_readers_during_random_commits_never_read_both_sides(spark, s):

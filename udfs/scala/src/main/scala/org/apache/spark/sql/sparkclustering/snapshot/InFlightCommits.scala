@@ -2,6 +2,7 @@ package org.apache.spark.sql.sparkclustering
 
 import java.util.concurrent.ConcurrentHashMap
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
@@ -26,8 +27,17 @@ import org.apache.spark.sql.execution.datasources.PartitionDirectory
  *  - the old set (the listing without the new files) when the new files are not all in place within
  *    `commitView.waitSeconds` of the journal's publication (a commit that died mid-way: the next
  *    writer's recovery rolls it forward; or one that is rolling back);
- *  - the listing as it is when neither set is whole (a commit damaged by deletes behind its back:
- *    the table holds the rows of the files present).
+ *  - the listing as it is when neither set is whole in two listings in a row taken at least
+ *    `commitView.waitSeconds` after the journal's publication (a commit damaged by deletes behind
+ *    its back: the table holds the rows of the files present). Sooner, or while the listings
+ *    differ, it lists again: a listing of a local directory names its files first and then reads
+ *    each one's status, so one taken across the commit's moves and deletes can hold some new files
+ *    and miss some old ones (read as is: rows twice and rows missing).
+ *
+ * On a local file system the journals present under the roots are looked up too (one glob), so a
+ * listing taken across a commit that holds none of its new files but misses some of the files it
+ * deleted is caught the same way. Object stores and HDFS list a directory's entries with their
+ * status in one answer, so there the runs named in the listing are the only ones looked up.
  *
  * A run whose journal is gone is settled for good (run ids are never reused): one check per run and
  * JVM (a HEAD on S3), then none. Files without a run in their name (builds, appends) cost nothing.
@@ -60,19 +70,21 @@ object InFlightCommits extends Logging {
   def resolve(conf: Configuration, journalRoots: Seq[Path], waitMillis: Long, label: String,
       list: () => Seq[PartitionDirectory], relist: () => Unit): Resolved = {
     var directories = list()
-    if (!directories.exists(_.files.exists(f => runOf(f.getPath.getName).isDefined))) {
-      return Resolved(directories, Nil)
-    }
     val roots = journalRoots.flatMap(r => scala.util.Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(_.toUri.getPath.length)
+    val localRoots = roots.filter(_.toUri.getScheme == "file")
+    if (localRoots.isEmpty && !directories.exists(_.files.exists(f => runOf(f.getPath.getName).isDefined))) {
+      return Resolved(directories, Nil)
+    }
     if (roots.isEmpty) return Resolved(directories, Nil)
     val journals = new ConcurrentHashMap[String, Journal]() // read once per call: a journal never changes
     var waited = 0L
     var relistedAfterSettling = false
+    var previous = Option.empty[Set[String]]
     while (true) {
-      val runs = directories.flatMap(_.files).flatMap { f =>
+      val runs = (directories.flatMap(_.files).flatMap { f =>
         runOf(f.getPath.getName).map(run => journalKey(rootOf(roots, f.getPath), run))
-      }.distinct.filterNot(settled.contains)
+      } ++ publishedRuns(localRoots)).distinct.filterNot(settled.contains)
       // one request per run (a HEAD on S3), up to 16 at once: a table holds the files of a few runs
       val found = new ConcurrentHashMap[String, Option[Journal]]()
       ReclusterFiles.parallel(runs)(key => found.put(key, journal(conf, key, journals)))
@@ -88,6 +100,8 @@ object InFlightCommits extends Logging {
         return Resolved(directories, Nil)
       } else {
         val listed = directories.flatMap(_.files).map(f => qualified(conf, f.getPath)).toSet
+        val stable = previous.contains(listed)
+        previous = Some(listed)
         val scope = listed.map(parentOf)
         val now = System.currentTimeMillis()
         val decisions = inFlight.map { case (key, j) =>
@@ -98,9 +112,14 @@ object InFlightCommits extends Logging {
           if (added.subsetOf(listed)) {
             Some(replaced) -> s"commit $run in flight: its new files are read (${replaced.size} replaced file(s) left out)"
           } else if (replaced.subsetOf(listed)) {
-            if (now < j.publishedAt + waitMillis) None -> ""
+            // none of the new files in place yet: the old side, whole (no wait: a run found by
+            // its journal alone, before its moves, is this)
+            if (!added.exists(listed.contains)) Some(Set.empty[String]) -> s"commit $run in flight: none of its new files in place yet; the files it replaces are read"
+            else if (now < j.publishedAt + waitMillis) None -> ""
             else Some(added) -> (s"commit $run in flight: its new files were not all in place " +
               s"${(now - j.publishedAt) / 1000.0} s after its journal; the files it replaces are read")
+          } else if (!stable || now < j.publishedAt + waitMillis) {
+            None -> "" // a listing taken across the commit's moves and deletes: list again
           } else {
             Some(Set.empty[String]) -> (s"commit $run in flight: neither its new nor its old files are all present " +
               "(files were removed behind spark_clustering's back); the files present are read")
@@ -122,6 +141,22 @@ object InFlightCommits extends Logging {
       }
     }
     Resolved(directories, Nil) // not reached
+  }
+
+  /** The runs whose journal lies under a local root, as journal keys: the root's entries named
+   *  `_sc_recluster_*` (names only, no status of each of the root's files: a root of 10,000 files
+   *  costs ~1 ms), those holding a manifest. */
+  private def publishedRuns(localRoots: Seq[Path]): Seq[String] = localRoots.flatMap { root =>
+    try {
+      val stream = java.nio.file.Files.newDirectoryStream(java.nio.file.Paths.get(root.toUri), ReclusterFiles.StagingPrefix + "*")
+      try {
+        stream.iterator().asScala.toList
+          .filter(dir => java.nio.file.Files.exists(dir.resolve(ReclusterFiles.ManifestName)))
+          .map(dir => journalKey(root, dir.getFileName.toString.stripPrefix(ReclusterFiles.StagingPrefix)))
+      } finally stream.close()
+    } catch {
+      case NonFatal(_) => Nil // a root gone or unreadable: the runs the listing names still count
+    }
   }
 
   private def parentOf(path: String): String = path.substring(0, math.max(0, path.lastIndexOf('/')))
