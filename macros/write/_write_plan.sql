@@ -102,8 +102,10 @@
             {%- set key_sql = spark_clustering.cluster_key(method, cluster_names, boundaries, backend) -%}
         {%- endif -%}
         {%- if presample -%}
-            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql, num_files, backend) -%}
-            {%- if file_routing is not none and method == 'auto' and choice.spec.curve == 'kdtree' and choice.spec.files == num_files -%}
+            {%- set leaf_files = method == 'auto' and choice.spec.curve == 'kdtree' and choice.spec.files == num_files -%}
+            {#- a k-d tree's files are its leaves: no cuts on the sampled keys to find -#}
+            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql if not leaf_files else none, num_files, backend) -%}
+            {%- if file_routing is not none and leaf_files -%}
                 {%- do file_routing.update({'file_sql': spark_clustering._kdtree_file_sql(choice.spec)}) -%}
             {%- endif -%}
             {%- do spark_clustering._drop_sample(sample) -%}
@@ -214,6 +216,7 @@
     its file, 1 .. num_files), and `partitions`, for file i an int whose Spark hash lands in shuffle
     partition i - 1 (REPARTITION(n, x) sends x to pmod(hash(x), n)), so each file is one task.
     none when no such int was found among 64 x num_files candidates (the caller range-partitions).
+    With `key_sql` none, the partitions only (no cuts: the caller computes each row's file itself).
 
     Each cut is moved, within `slack` of a file's share of the sampled keys either way, to the key
     there with the most trailing zero bits: on a curve, a key that is a multiple of 2^b starts a
@@ -229,11 +232,15 @@
         optimizer folds it on the driver, so the statement runs one job, over the sampled keys. -#}
     {%- set by_partition = "array_sort(transform(sequence(0, " ~ (64 * num_files - 1) ~ "), i -> named_struct('p', pmod(hash(i), "
         ~ num_files ~ "), 'x', i)))" -%}
-    {%- set row = run_query("select case when size(keys) = 0 then array() else transform(transform(sequence(1, " ~ (num_files - 1)
-        ~ "), j -> " ~ window ~ "), w -> cast(" ~ roundest ~ " as string)) end, "
-        ~ "transform(filter(s, (e, j) -> j = 0 or s[j - 1].p != e.p), e -> e.x) "
-        ~ "from (select sort_array(collect_list(k)) as keys from (select " ~ key_sql ~ " as k from " ~ sample ~ ")) "
-        ~ "cross join (select " ~ by_partition ~ " as s)").rows[0] -%}
+    {%- set partitions_sql = "transform(filter(s, (e, j) -> j = 0 or s[j - 1].p != e.p), e -> e.x)" -%}
+    {%- if key_sql is none -%}
+        {%- set row = run_query("select array(), " ~ partitions_sql ~ " from (select " ~ by_partition ~ " as s)").rows[0] -%}
+    {%- else -%}
+        {%- set row = run_query("select case when size(keys) = 0 then array() else transform(transform(sequence(1, " ~ (num_files - 1)
+            ~ "), j -> " ~ window ~ "), w -> cast(" ~ roundest ~ " as string)) end, " ~ partitions_sql ~ " "
+            ~ "from (select sort_array(collect_list(k)) as keys from (select " ~ key_sql ~ " as k from " ~ sample ~ ")) "
+            ~ "cross join (select " ~ by_partition ~ " as s)").rows[0] -%}
+    {%- endif -%}
     {%- set cuts = fromjson(row[0]) if row[0] is string else row[0] | list -%}
     {%- set partitions = fromjson(row[1]) if row[1] is string else row[1] | list -%}
     {%- if partitions | length != num_files -%}{{ return(none) }}{%- endif -%}
