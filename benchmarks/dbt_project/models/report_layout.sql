@@ -2,13 +2,6 @@
 -- TPC-DS store_sales, TPC-H lineitem) as parquet, for report_measure.py (benchmarks/report.py):
 -- the source, table name (var layout_alias), curve (var method), clustering columns (var cluster_by) and
 -- file count (var num_files) come from vars.
-{{ config(
-    materialized='clustered_table',
-    cluster_by=var('cluster_by'),
-    cluster_method=var('method'),
-    cluster_num_files=var('num_files'),
-    file_format='parquet',
-    alias=var('layout_alias', 'report_layout'),
-) }}
+{{ config(parquet_clustered_config(var('layout_alias', 'report_layout'))) }}
 
 select * from {{ var('source') }}

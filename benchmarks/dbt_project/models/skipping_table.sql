@@ -3,13 +3,6 @@
 -- bench_object_store.py (in a database located in an S3 bucket, so the default cluster_swap: auto
 -- swaps it by location): the source, table name (var skipping_alias), curve (var method), clustering
 -- columns (var cluster_by) and file count (var num_files) come from vars.
-{{ config(
-    materialized='clustered_table',
-    cluster_by=var('cluster_by'),
-    cluster_method=var('method'),
-    cluster_num_files=var('num_files'),
-    file_format='parquet',
-    alias=var('skipping_alias', 'skipping_table'),
-) }}
+{{ config(parquet_clustered_config(var('skipping_alias', 'skipping_table'))) }}
 
 select * from {{ var('source') }}
