@@ -52,7 +52,7 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
     }
     // readers find the journal of a file's run by the run in its name (InFlightCommits)
     val run = staging.getName.stripPrefix(StagingPrefix)
-    if (!filePrefix.matches(s"sc-l[0-9]+-$run")) {
+    if (!isRunPrefix(filePrefix, run)) {
       throw SparkClusteringErrors.invalidArgument("recluster_commit",
         s"file prefix '$filePrefix' must be sc-l<level>-$run (the run of the staging directory $stagingDir)")
     }

@@ -47,7 +47,7 @@ case class ReclusterStagePending(tableName: String, leaseToken: String, stagingD
         s"staging directory '$stagingDir' must be $root/${StagingPrefix}<run id>")
     }
     // readers find the journal of a file's run by the run in its name (InFlightCommits)
-    if (!filePrefix.matches(s"sc-l[0-9]+-${staging.getName.stripPrefix(StagingPrefix)}")) {
+    if (!isRunPrefix(filePrefix, staging.getName.stripPrefix(StagingPrefix))) {
       throw SparkClusteringErrors.invalidArgument("recluster_stage_pending", s"file prefix '$filePrefix' must be " +
         s"sc-l<level>-<run> with the run of the staging directory $stagingDir")
     }

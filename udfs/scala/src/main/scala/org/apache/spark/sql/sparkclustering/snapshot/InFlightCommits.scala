@@ -45,7 +45,7 @@ import org.apache.spark.sql.execution.datasources.PartitionDirectory
 object InFlightCommits extends Logging {
 
   /** `sc-l<level>-<run>-...`: the run of a file a recluster commit put in place. */
-  private val RunOfFile = "^sc-l[0-9]+-([A-Za-z0-9_]+)-".r
+  private val RunOfFile = ("^" + ReclusterFiles.RunPrefixPattern + "-").r
 
   def runOf(fileName: String): Option[String] = RunOfFile.findPrefixMatchOf(fileName).map(_.group(1))
 

@@ -67,7 +67,7 @@ object FormatTableRewrite {
   val BuildVersion = "spark_clustering.build_version"
 
   /** A staging directory's name: `sc-l<level>-<run id>`, the level and run of the files in it. */
-  val StagingDirName = "sc-l[0-9]+-[A-Za-z0-9_]+"
+  val StagingDirName: String = ReclusterFiles.RunPrefixPattern
 
   /** The implementation of each format, by the object's class name: a jar holds those whose format
    *  has a release for its Spark line (build_jar.py compiles udfs/scala/src/formats/<format>/ only
