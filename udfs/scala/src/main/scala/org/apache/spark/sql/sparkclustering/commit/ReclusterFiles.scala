@@ -38,16 +38,17 @@ import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils
 object ReclusterFiles {
 
   val StagingPrefix = "_sc_recluster_"
+  val ManifestName = "_sc_manifest"
+  val DamagedPrefix = "_sc_damaged_"
 
   /** `sc-l<level>-<run>`: how the files a recluster commit puts in place begin (and a format
    *  rewrite's staging directory is named), the level and run of the rewrite; readers find a file's
    *  run, and so the run's journal, by it (InFlightCommits). Group 1: the run. */
   val RunPrefixPattern = "sc-l[0-9]+-([A-Za-z0-9_]+)"
+  private val RunPrefix = RunPrefixPattern.r
 
   /** Whether `prefix` is `sc-l<level>-<run>` of the run `run`. */
-  def isRunPrefix(prefix: String, run: String): Boolean = prefix.matches(s"sc-l[0-9]+-$run")
-  val ManifestName = "_sc_manifest"
-  val DamagedPrefix = "_sc_damaged_"
+  def isRunPrefix(prefix: String, run: String): Boolean = RunPrefix.unapplySeq(prefix).contains(List(run))
 
   /** Spark's own rule (InMemoryFileIndex): these names are not data. */
   def isHidden(name: String): Boolean =

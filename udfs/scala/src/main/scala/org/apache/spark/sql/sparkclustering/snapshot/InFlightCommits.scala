@@ -34,9 +34,9 @@ import org.apache.spark.sql.execution.datasources.PartitionDirectory
  *    each one's status, so one taken across the commit's moves and deletes can hold some new files
  *    and miss some old ones (read as is: rows twice and rows missing).
  *
- * On a local file system the journals present under the roots are looked up too (one glob), so a
- * listing taken across a commit that holds none of its new files but misses some of the files it
- * deleted is caught the same way. Object stores and HDFS list a directory's entries with their
+ * On a local file system the journals present under the roots are looked up too (the names of each
+ * root's `_sc_recluster_*` entries, no status read), so a listing taken across a commit that holds
+ * none of its new files but misses some of the files it deleted is caught the same way. Object stores and HDFS list a directory's entries with their
  * status in one answer, so there the runs named in the listing are the only ones looked up.
  *
  * A run whose journal is gone is settled for good (run ids are never reused): one check per run and
