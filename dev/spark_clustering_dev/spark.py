@@ -57,10 +57,12 @@ def table_format_conf(table_format: str) -> dict[str, str]:
 
 
 def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hive",
-                 s3_endpoint: str | None = None, long_lived: bool = False) -> dict[str, str]:
+                 s3_endpoint: str | None = None, long_lived: bool = False,
+                 extra_classpath: tuple[str, ...] = ()) -> dict[str, str]:
     """Spark confs for an isolated local warehouse + metastore under `work_dir`, for `table_format`
     tables (TABLE_FORMATS); with `s3_endpoint`, S3A too (s3a:// paths on that S3 server).
-    `long_lived`: the JVM keeps C2 under the tests (jvm_options)."""
+    `long_lived`: the JVM keeps C2 under the tests (jvm_options). `extra_classpath`: jars put on
+    the driver's classpath too (the tests' own classes)."""
     work_dir = Path(work_dir).resolve()
     conf = {
         "spark.master": os.environ.get("SPARK_CLUSTERING_MASTER", "local[2]"),
@@ -99,6 +101,9 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
         from spark_clustering_dev.s3 import s3a_conf
 
         conf.update(s3a_conf(s3_endpoint))
+    if extra_classpath:
+        conf["spark.driver.extraClassPath"] = ":".join(
+            [p for p in conf.get("spark.driver.extraClassPath", "").split(":") if p] + list(extra_classpath))
     conf["spark.jars"] = ",".join(jars)
     if extensions:
         conf["spark.sql.extensions"] = ",".join(extensions)
@@ -108,7 +113,7 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
 
 def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", with_jar: bool = True,
               extra_conf: dict[str, str] | None = None, table_format: str = "hive", s3_endpoint: str | None = None,
-              long_lived: bool = False):
+              long_lived: bool = False, extra_classpath: tuple[str, ...] = ()):
     """Start (or return the running) embedded SparkSession with Hive support; with `s3_endpoint`
     (default: the harness's SPARK_CLUSTERING_S3_ENDPOINT, for child processes) S3A reaches that S3
     server."""
@@ -121,7 +126,7 @@ def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", 
     work_dir = Path(work_dir or WORK / "session")
     work_dir.mkdir(parents=True, exist_ok=True)
     builder = SparkSession.builder.appName(app_name).enableHiveSupport()
-    for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint, long_lived),
+    for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint, long_lived, extra_classpath),
                        **(extra_conf or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+from harness.stalling_fs import stalling_fs_jar
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
 from spark_clustering_dev.spark import get_spark
@@ -67,7 +68,8 @@ def _session_for(table_format: str):
     # of that moment), so a later Iceberg session over a metastore of its own would take its table
     # locks in the first one's, which lacks the lock tables: every Iceberg commit hung retrying.
     session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format,
-                        s3_endpoint=s3_server().endpoint, long_lived=True)
+                        s3_endpoint=s3_server().endpoint, long_lived=True,
+                        extra_classpath=(str(stalling_fs_jar(PYTEST_WORK)),))
     try:
         import spark_clustering_udfs
     except ImportError:  # the Python UDF package is optional for modules that do not use it

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from harness.commit_race import Writer
+from harness.stalling_fs import STALLING_FS_CONF
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import local
 from spark_clustering_dev.recluster_case import location
@@ -44,10 +45,11 @@ def reader(spark, view: bool = True, wait_seconds: float = 1.0):
     return session
 
 
-def read(session, table: str, columns: str = "id, a, b") -> tuple[tuple[int, int, int], set[str]]:
+def read(session, table: str, columns: str = "id, a, b", refresh: bool = True) -> tuple[tuple[int, int, int], set[str]]:
     """The rows' fingerprint (spark_clustering_dev.layout.fingerprint's) and the names of the files
-    they came from, in one scan listed afresh."""
-    session.sql(f"refresh table {table}")
+    they came from, in one scan listed afresh (a new session lists at its first query anyway)."""
+    if refresh:
+        session.sql(f"refresh table {table}")
     row = session.sql(f"""select count(*), coalesce(sum(cast(hash({columns}) as bigint)), 0),
         coalesce(bit_xor(xxhash64({columns})), 0), collect_set(_metadata.file_path) from {table}""").first()
     return (int(row[0]), int(row[1]), int(row[2])), {p.rsplit("/", 1)[-1] for p in row[3]}
@@ -181,6 +183,63 @@ def test_a_commit_damaged_behind_its_back_is_read_as_it_is_after_the_wait(spark,
     took = time.monotonic() - start
     # the files present: 7 old (one deleted) and 2 of the 3 new ones (copies of old ones)
     assert rows[0] == 700 + 200 and len(files) == 9 and took >= 0.4, (rows, sorted(files), took)
+
+
+def read_stretched_over_a_commit(spark, table: str, view: bool):
+    """A scan in a new session whose listing of the table is held between naming its files and
+    reading their status (harness/java/StallingLocalFileSystem.java) while a whole real commit of
+    copies of 3 files runs: (the commit's status, the scan's rows and files)."""
+    root = location(spark, table)
+    session = reader(spark, view=view, wait_seconds=5)
+    for key, value in STALLING_FS_CONF.items():
+        session.conf.set(key, value)
+    marker, named = root / "_stall_listing", root / "_stall_listing_named"
+    marker.touch()
+    outcome = {}
+
+    def scan():
+        try:
+            outcome["read"] = read(session, table, refresh=False)
+        except Exception as e:  # noqa: BLE001 - reported below
+            outcome["error"] = e
+
+    thread = threading.Thread(target=scan)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not named.exists():
+            assert thread.is_alive() and time.monotonic() < deadline, ("the listing never stalled", outcome)
+            time.sleep(0.01)
+        w = Writer(spark, table, root, "stretched", 13)
+        token = w.acquire()
+        picked = sorted(w.files())[:3]
+        staging, total = w.stage(picked)
+        status = w.commit(token, staging, total, picked)
+        w.release(token)
+        assert not (root / staging.name).exists()  # the commit is over: no journal left to find
+    finally:
+        named.unlink(missing_ok=True)
+        marker.unlink()
+        thread.join(timeout=60)
+    assert "error" not in outcome, outcome["error"]
+    return status, outcome["read"]
+
+
+def test_a_listing_stretched_over_a_whole_commit_is_listed_again(spark, s):
+    """A listing that names the table's files before a commit's first move and reads their status
+    after its last delete holds neither side: none of the new files, none of the replaced ones (each
+    skipped as deleted), and the journal is gone by the time the scan looks. Read as is (the view
+    off), the replaced files' rows are missing; with the view, the table root's time, which the
+    commit's end set, makes the scan list again."""
+    table = f"{s}.stretched"
+    expected = make_table(spark, table)
+    status, (rows, files) = read_stretched_over_a_commit(spark, table, view=False)
+    assert status == "committed"
+    assert rows[0] == expected[0] - 300 and len(files) == 5, (rows, sorted(files))
+    assert spark.sql(f"select count(*) from {table}").first()[0] == expected[0]  # the table itself is whole
+    status, (rows, files) = read_stretched_over_a_commit(spark, table, view=True)
+    assert status == "committed"
+    assert rows == expected and len(files) == 8, (rows, expected, sorted(files))
 
 
 def test_readers_during_random_commits_never_read_both_sides(spark, s):
