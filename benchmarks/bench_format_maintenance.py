@@ -3,22 +3,26 @@ the format's own maintenance, after each of --steps appends of +--growth of the 
 the same rows in every layout. One format per run (a Spark session serves one).
 
     .venv/bin/python benchmarks/bench_format_maintenance.py --format delta|iceberg [--sf 0.1] [--files 16]
-        [--steps 10] [--growth 0.1] [--queries 20] [--seed 11] [--json build/bench/format_maintenance_<format>.json]
+        [--steps 10] [--growth 0.1] [--queries 20] [--seed 11] [--method hilbert|zorder|auto] [--recluster JSON]
+        [--skip-natives] [--json build/bench/format_maintenance_<format>.json]
 
 Rows: TPC-H lineitem (generated offline by DuckDB's tpch extension, cached in build/bench/tpch/) in
 dbgen's order (`l_insert_order`): the first build takes the first 1 / (1 + steps x growth) of it, each
 step appends the next growth x that many rows (INSERT INTO, in growth x --files files, as an
 unclustered dbt incremental append writes them). Layouts, each a table of the format, clustered on
 (l_shipdate, l_partkey, l_suppkey):
-  package recluster        the benchmark project's `format_table` model (clustered_table, hilbert, --files
-                           files), then `dbt run-operation spark_clustering.recluster` after each append;
+  package recluster        the benchmark project's `format_table` model (clustered_table, --method, default
+                           hilbert; auto declares --queries queries of the workload's generator drawn with
+                           seed --seed + 1, as bench_table_formats.py does), then `dbt run-operation
+                           spark_clustering.recluster` after each append (--skip-natives: this layout only);
   Delta OPTIMIZE ZORDER BY a plain CTAS, OPTIMIZE ZORDER BY, and OPTIMIZE ZORDER BY again after each append;
   Delta liquid             CREATE TABLE ... CLUSTER BY AS SELECT + OPTIMIZE FULL, then OPTIMIZE after each append;
   Iceberg zorder           a plain CTAS + rewrite_data_files(strategy => 'sort', sort_order => 'zorder(...)',
                            rewrite-all), then the same call with the format's default file selection after each append.
 The natives' target file size is the first build's plain bytes / --files (Iceberg's: bisected on its
 first build until it gives --files files, as in bench_table_formats.py); the package's target file rows
-its rows / --files. Per step and layout: bytes and files the maintenance rewrote (the files of the
+its rows / --files (cluster_target_file_rows, so that, as the natives' files, its files keep their size
+as the table grows). Per step and layout: bytes and files the maintenance rewrote (the files of the
 table before it that are gone after it, from format_data_files: the format's own metadata), its
 seconds, the files after it, and the files read by the box workload (bench_data_skipping's seeded
 boxes; Spark's scan metrics), whose answers must be equal across layouts. Goal (issue 28): bytes
@@ -35,8 +39,9 @@ from pathlib import Path
 
 import bench_data_skipping as bds
 import report_datasets
-from bench_table_formats import (BENCH, COLUMNS, DBT_ENV, DBT_PROJECT, bisect_iceberg_target, dbt_run, files_of, files_read,
-                                 format_session, iceberg_zorder_rewrite, lineitem_source, table_bytes, timed, write_results)
+from bench_table_formats import (BENCH, COLUMNS, DATASETS, DBT_ENV, DBT_PROJECT, bisect_iceberg_target, dbt_run,
+                                 declared_workload, files_of, files_read, format_session, iceberg_zorder_rewrite,
+                                 lineitem_source, table_bytes, timed, write_results)
 from spark_clustering_dev.dbt import run_operation_json
 
 PACKAGE = "package recluster"
@@ -84,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--recluster", type=json.loads, default=None,
                         help="the model's recluster config (the gate), JSON, e.g. '{\"max_average_depth\": 2}'; "
                              "default: the package's defaults")
+    parser.add_argument("--method", choices=["hilbert", "zorder", "auto"], default="hilbert")
+    parser.add_argument("--skip-natives", action="store_true", help="the package's layout only (to compare "
+                        "settings; the goal's comparison needs the natives)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     fmt = args.format
@@ -110,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
 
     bisected = {}
-    if fmt == "iceberg":
+    if fmt == "iceberg" and not args.skip_natives:
         # the z-order rewrite's files come out smaller than the target: the size that gives --files
         # files is found on the first build (bench_table_formats.bisect_iceberg_target) and kept for
         # the maintenance after each append, so the layouts have equal file counts at the start
@@ -119,9 +127,12 @@ def main(argv: list[str] | None = None) -> int:
             spark, table, lambda size: natives(fmt, schema, cols, size)["Iceberg rewrite_data_files zorder"]["build"](
                 table, "base_rows", args.files), target, args.files)
         bisected = {"Iceberg rewrite_data_files zorder": {"build_seconds": round(sum(seconds), 1), "attempts": attempts}}
-    layouts = natives(fmt, schema, cols, target)
-    package_vars = {"source": "base_rows", "alias": "m_package", "format": fmt, "method": "hilbert",
-                    "num_files": args.files, "file_rows": max(1, base_rows // args.files), "recluster": args.recluster}
+    layouts = {} if args.skip_natives else natives(fmt, schema, cols, target)
+    declared = (declared_workload(spark, source, args.queries, args.seed + 1, rows, DATASETS["lineitem"])
+                if args.method == "auto" else None)
+    package_vars = {"source": "base_rows", "alias": "m_package", "format": fmt, "method": args.method,
+                    "num_files": None, "file_rows": -(-base_rows // args.files), "recluster": args.recluster,
+                    "workload": declared}
     dbt_run(["parse"], schema=schema, vars={})
     spark.sql(f"drop table if exists {schema}.m_package")
     run = dbt_run(["run", "--select", "format_table"], schema=schema, vars=package_vars)
@@ -208,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         ratio = package["bytes_rewritten"] / max(1, totals[best_name]["bytes_rewritten"])
         print(f"\npackage bytes rewritten / {best_name}'s = {ratio:.3f} (goal <= 0.25), files read "
               f"{package['files_read']} vs {totals[best_name]['files_read']}")
+    elif args.skip_natives:
+        print("\nnatives skipped (--skip-natives): no comparison")
     else:
         print("\nevery native maintenance read fewer files than the package: no comparison at equal or fewer files read")
     write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, base_rows=base_rows,

@@ -8,6 +8,7 @@ applied, as a commit that stops there leaves it; a real commit held at a step), 
 random by a writer and a reader thread."""
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 
@@ -185,15 +186,17 @@ def test_a_commit_damaged_behind_its_back_is_read_as_it_is_after_the_wait(spark,
     assert rows[0] == 700 + 200 and len(files) == 9 and took >= 0.4, (rows, sorted(files), took)
 
 
-def read_stretched_over_a_commit(spark, table: str, view: bool):
-    """A scan in a new session whose listing of the table is held between naming its files and
-    reading their status (harness/java/StallingLocalFileSystem.java) while a whole real commit of
-    copies of 3 files runs: (the commit's status, the scan's rows and files)."""
+def read_stretched_over_a_commit(spark, table: str, view: bool, partition: str | None = None):
+    """A scan in a new session whose listing of the table (of its `partition` directory, e.g.
+    'p=0') is held between naming its files and reading their status
+    (harness/java/StallingLocalFileSystem.java) while a whole real commit runs, of copies of 3
+    files (of every file of `partition`): (the commit's status, the scan's rows and files)."""
     root = location(spark, table)
+    listed = root / partition if partition else root
     session = reader(spark, view=view, wait_seconds=5)
     for key, value in STALLING_FS_CONF.items():
         session.conf.set(key, value)
-    marker, named = root / "_stall_listing", root / "_stall_listing_named"
+    marker, named = listed / "_stall_listing", listed / "_stall_listing_named"
     marker.touch()
     outcome = {}
 
@@ -212,11 +215,19 @@ def read_stretched_over_a_commit(spark, table: str, view: bool):
             time.sleep(0.01)
         w = Writer(spark, table, root, "stretched", 13)
         token = w.acquire()
-        picked = sorted(w.files())[:3]
-        staging, total = w.stage(picked)
+        if partition:
+            picked = sorted(f for f in w.files() if f"/{partition}/" in f[0])
+            staging = root / f"_sc_recluster_stretched_{len(picked)}_{int(time.time() * 1000)}"
+            (staging / partition).mkdir(parents=True)
+            for i, (path, _, _) in enumerate(picked):  # a staged file keeps its partition directory
+                shutil.copyfile(local(path), staging / partition / f"part-{i:05d}.parquet")
+            total = sum(size for _, size, _ in picked)
+        else:
+            picked = sorted(w.files())[:3]
+            staging, total = w.stage(picked)
         status = w.commit(token, staging, total, picked)
         w.release(token)
-        assert not (root / staging.name).exists()  # the commit is over: no journal left to find
+        assert not staging.exists()  # the commit is over: no journal left to find
     finally:
         named.unlink(missing_ok=True)
         marker.unlink()
@@ -238,6 +249,24 @@ def test_a_listing_stretched_over_a_whole_commit_is_listed_again(spark, s):
     assert rows[0] == expected[0] - 300 and len(files) == 5, (rows, sorted(files))
     assert spark.sql(f"select count(*) from {table}").first()[0] == expected[0]  # the table itself is whole
     status, (rows, files) = read_stretched_over_a_commit(spark, table, view=True)
+    assert status == "committed"
+    assert rows == expected and len(files) == 8, (rows, expected, sorted(files))
+
+
+def test_a_partition_listed_empty_over_a_whole_commit_is_listed_again(spark, s):
+    """The same for a partitioned table whose commit replaces every file of a partition: the
+    stretched listing holds no file of it at all (read as is, the partition's 400 rows are missing),
+    so no directory of the listing shows anything changed; the root's time still does."""
+    table = f"{s}.stretched_partitions"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"""create table {table} using parquet partitioned by (p) as
+        select /*+ REPARTITION(4) */ id, pmod(xxhash64(id), 1000) as a, concat('r', id) as b, id % 2 as p
+        from range(800)""")
+    expected = fingerprint(spark, table, ["id", "a", "b"])
+    status, (rows, files) = read_stretched_over_a_commit(spark, table, view=False, partition="p=0")
+    assert status == "committed"
+    assert rows[0] == 400 and len(files) == 4, (rows, sorted(files))
+    status, (rows, files) = read_stretched_over_a_commit(spark, table, view=True, partition="p=0")
     assert status == "committed"
     assert rows == expected and len(files) == 8, (rows, expected, sorted(files))
 
