@@ -4,6 +4,7 @@ Hadoop classes into a jar that every test session has on its driver classpath (a
 fixed when it starts). Inert unless a session sets fs.file.impl to it (`STALLING_FS_CONF`)."""
 from __future__ import annotations
 
+import functools
 import subprocess
 import zipfile
 from pathlib import Path
@@ -16,6 +17,7 @@ STALLING_FS_CONF = {
 }
 
 
+@functools.cache  # once per process: a session of another format starts with the same jar
 def stalling_fs_jar(work_dir: Path) -> Path:
     import pyspark
 

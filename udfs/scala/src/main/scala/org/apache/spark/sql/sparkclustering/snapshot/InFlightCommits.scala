@@ -135,7 +135,7 @@ object InFlightCommits extends Logging {
         val local = java.nio.file.Paths.get(new Path(dir).toUri)
         val stream = java.nio.file.Files.newDirectoryStream(local)
         val present = try {
-          stream.iterator().asScala.map(_.getFileName.toString).filterNot(hiddenFromScans).toSet
+          stream.iterator().asScala.map(_.getFileName.toString).filterNot(ReclusterFiles.isHidden).toSet
         } finally stream.close()
         val names = listed.map(p => p.substring(p.lastIndexOf('/') + 1)).toSet
         names.subsetOf(present) && (present -- names).forall(n => java.nio.file.Files.isDirectory(local.resolve(n)))
@@ -144,10 +144,6 @@ object InFlightCommits extends Logging {
       }
     }
   }
-
-  /** Names Spark's listing leaves out of a scan's data files. */
-  private def hiddenFromScans(name: String): Boolean =
-    name.startsWith("_") || name.startsWith(".") || name.endsWith("._COPYING_")
 
   /** `listing` (the latest) resolved against the commits in flight; see resolve. */
   private def resolveListing(conf: Configuration, roots: Seq[Path], localRoots: Seq[Path], waitMillis: Long,
