@@ -8,3 +8,34 @@
     {%- endfor -%}
     {{ print('fresh_depths: ' ~ tojson(depths)) }}
 {% endmacro %}
+
+
+{#- Test-only: the k-d trees of `cluster_method: auto` fit twice on the rows of `relation` (ids:
+    each column's dense rank, NULL first), by the one-pass native fit (kdtree_fit) and by the SQL
+    fit (a query a level), printed as one JSON line "kdtree_fits: {native: [cuts...], sql: [...],
+    seconds: {...}}". -#}
+{% macro kdtree_fits(relation, columns, files, workload) %}
+    {%- set cluster_cols = [] -%}
+    {%- for col in spark_clustering.describe_columns('select * from ' ~ relation) if col.name | lower in columns | map('lower') | list -%}
+        {%- do cluster_cols.append(col) -%}
+    {%- endfor -%}
+    {%- set types = {} -%}
+    {%- set ids = {} -%}
+    {%- set ranks = [] -%}
+    {%- for col in cluster_cols -%}
+        {%- do types.update({col.name | lower: col.type}) -%}
+        {%- do ids.update({col.name: '__id_' ~ loop.index0}) -%}
+        {%- do ranks.append('dense_rank() over (order by ' ~ spark_clustering._quoted_columns([col.name]) ~ ' asc nulls first) as __id_' ~ loop.index0) -%}
+    {%- endfor -%}
+    {%- set sample = '(select *, ' ~ ranks | join(', ') ~ ' from ' ~ relation ~ ') as __fit_rows' -%}
+    {%- set result = {'seconds': {}} -%}
+    {%- for native in [true, false] -%}
+        {%- set started = modules.datetime.datetime.now() -%}
+        {%- set specs = spark_clustering._kdtree_layouts(sample, cluster_cols, ids, none, files, workload, types,
+                                                         ['widest', 'workload'], native=native) -%}
+        {%- set name = 'native' if native else 'sql' -%}
+        {%- do result.update({name: specs}) -%}
+        {%- do result.seconds.update({name: ((modules.datetime.datetime.now() - started).total_seconds()) | round(2)}) -%}
+    {%- endfor -%}
+    {{ print('kdtree_fits: ' ~ tojson(result)) }}
+{% endmacro %}

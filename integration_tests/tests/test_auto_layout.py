@@ -233,3 +233,32 @@ def test_observed_queries_shape_the_next_build(spark, dbt, s, src):
     assert auto <= 0.8 * hilbert, (props["spark_clustering.layout_name"], auto, hilbert)
     # the rebuild swapped the table: its history is kept by name
     assert spark.sql(f"select count(*) from observed_workload('{table}')").first()[0] == len(recorded)
+
+
+MIXED_SQL = """select id,
+    case when id % 11 = 0 then null else cast(pmod(xxhash64(id, 4), 37) as int) end as n,
+    date_add(date'2020-01-01', cast(pmod(xxhash64(id, 5), 900) as int)) as d,
+    case when id % 7 = 0 then null else concat('s''', lpad(cast(pmod(xxhash64(id, 6), 5000) as string), 4, '0')) end as w,
+    cast(pmod(xxhash64(id, 7), 100000) as double) / 7 as x"""
+
+
+@pytest.mark.parametrize("files", [16, 13])
+def test_the_one_pass_kdtree_fit_cuts_the_same_trees_as_the_sql_fit(spark, s, files):
+    # ties (37 values of n), NULLs (n, w), strings with a quote, dates, doubles; boxes with open
+    # ends, both ends open, repeated, and on a column the tree does not cut (id)
+    source = f"{s}.auto_fit_rows"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"create table {source} using parquet as {MIXED_SQL} from range(6000)")
+    workload = [
+        {"n": [3, 9]}, {"n": [3, 9]}, {"d": ["2020-03-01", "2020-04-15"], "w": [None, "s'2000"]},
+        {"w": ["s'1000", None]}, {"x": [None, None], "n": [30, None]}, {"d": [None, "2020-02-01"]},
+        {"id": [1, 10]}, {"x": [100.5, 2000.25], "d": ["2021-01-01", None]}, {"N": [20, 25]},
+    ]
+    out = run_operation_json("kdtree_fits", {"relation": source, "columns": ["n", "d", "w", "x"], "files": files,
+                                             "workload": workload}, schema=s)
+    native, by_sql = out["native"], out["sql"]
+    assert [t["split"] for t in native] == ["widest", "workload"], native
+    for tree in native:
+        assert len(tree["cuts"]) == files - 1, tree
+        assert len({cut[0] for cut in tree["cuts"].values()}) >= 2, tree  # cut on more than one column
+    assert native == by_sql, (out["seconds"], native, by_sql)

@@ -112,11 +112,13 @@
 {#- The specs {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
     or null]}} fit on `sample` (the clustering columns' rows), one per way of choosing a cut in
     `splits` ('widest', 'workload': for `boxes`); none when no tree applies (one column, one file,
-    more files than _kdtree_limits); a tree whose spec is too long is left out. The trees are fit
-    together, one query per level: every node of the level of every tree cut on every column, the
-    two halves' min/max, and the boxes meeting them (each query costs ~1 s, mostly Spark's own
-    start-up of it, whatever the trees). -#}
-{% macro _kdtree_layouts(sample, cluster_cols, ids, layout, num_files, boxes, types, splits) %}
+    more files than _kdtree_limits); a tree whose spec is too long is left out. With the extension
+    (kdtree_fit, `native`: none = when it is loaded) the trees are fit on the driver in one pass
+    over the collected rows. Without it, in SQL, the trees fit together, one query per level: every
+    node of the level of every tree cut on every column, the two halves' min/max, and the boxes
+    meeting them (each query costs ~0.4 s, mostly Spark's own start-up of it, whatever the trees).
+    Both cut the same trees (test_auto_layout fits them both ways). -#}
+{% macro _kdtree_layouts(sample, cluster_cols, ids, layout, num_files, boxes, types, splits, native=none) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set limits = spark_clustering._kdtree_limits() -%}
     {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files or not splits -%}{{ return([]) }}{%- endif -%}
@@ -126,15 +128,22 @@
         {%- set key = tojson(box, sort_keys=true) -%}
         {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
     {%- endfor -%}
+    {%- set cuts = [] -%}
+    {%- for split in splits -%}{%- do cuts.append({}) -%}{%- endfor -%}
+    {%- if native is none -%}{%- set native = spark_clustering._has_extension_function('kdtree_fit') -%}{%- endif -%}
+    {%- if native -%}
+        {#- the same trees, fit on the driver in one pass (KdTreeFit.scala): one query instead of one a level -#}
+        {%- set fit = spark_clustering._kdtree_fit_native(sample, cluster_cols, ids, num_files, counted, types, splits) -%}
+        {%- for row in fit -%}
+            {%- do cuts[row[0] | int].update({row[1] | string: [row[2] | int, row[3]]}) -%}
+        {%- endfor -%}
+    {%- else -%}
     {%- set hits = [] -%}
     {%- for key, count in counted.items() if 'workload' in splits -%}
         {%- set c = spark_clustering._box_conditions(fromjson(key), types, 'cluster_workload', only=types.keys() | list) -%}
         {%- do hits.append('case when ' ~ c.file ~ ' then ' ~ count ~ ' else 0 end') -%}
     {%- endfor -%}
     {%- set shape = spark_clustering._kdtree_shape(num_files) -%}
-    {#- cuts of tree t (the index of its split in `splits`) -#}
-    {%- set cuts = [] -%}
-    {%- for split in splits -%}{%- do cuts.append({}) -%}{%- endfor -%}
     {%- set id_selects = [] -%}
     {%- for col in names -%}{%- do id_selects.append(ids[col] ~ ' as __sc_id_' ~ loop.index0) -%}{%- endfor -%}
     {#- per column: its id as the sort key, its lower half's largest value as a literal, its min/max -#}
@@ -224,6 +233,7 @@
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- endif -%}
     {%- set specs = [] -%}
     {%- for split in splits -%}
         {%- set spec = {'curve': 'kdtree', 'split': split, 'columns': names, 'files': num_files, 'cuts': cuts[loop.index0]} -%}
@@ -235,4 +245,44 @@
         {%- endif -%}
     {%- endfor -%}
     {{ return(specs) }}
+{% endmacro %}
+
+
+{#- The rows of kdtree_fit (tree, node, column, literal) for `sample`: its rows as the fit reads
+    them (the clustering columns' values, their ids, and the SQL literal of each value: a cut
+    records the literal of the lower half's largest value), and the distinct boxes of `counted`
+    ({box JSON: count}) with their bounds cast to the columns' types, as _box_conditions tests them. -#}
+{% macro _kdtree_fit_native(sample, cluster_cols, ids, num_files, counted, types, splits) %}
+    {%- set values = [] -%}
+    {%- set id_sqls = [] -%}
+    {%- set literals = [] -%}
+    {%- for col in cluster_cols -%}
+        {%- set quoted = spark_clustering._quoted_columns([col.name]) -%}
+        {%- do values.append(quoted) -%}
+        {%- do id_sqls.append('cast(' ~ ids[col.name] ~ ' as bigint)') -%}
+        {%- do literals.append(spark_clustering._sql_literal_expression(quoted, col.type, col.name)) -%}
+    {%- endfor -%}
+    {%- set rows_sql = 'select ' ~ (values + id_sqls + literals) | join(', ') ~ ' from ' ~ sample -%}
+    {%- set box_rows = [] -%}
+    {%- for key, count in counted.items() if 'workload' in splits -%}
+        {%- set box = {} -%}
+        {%- for name, bounds in fromjson(key).items() if name | lower in types -%}
+            {%- do box.update({name | lower: bounds}) -%}
+        {%- endfor -%}
+        {%- set fields = [count ~ 'L'] -%}
+        {%- for col in cluster_cols -%}
+            {%- set bounds = box.get(col.name | lower) -%}
+            {%- do fields.append('true' if bounds is not none else 'false') -%}
+            {%- for value in (bounds if bounds is not none else [none, none]) -%}
+                {%- do fields.append('cast(' ~ spark_clustering._sql_literal(value, 'cluster_workload') ~ ' as ' ~ col.type ~ ')') -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- do box_rows.append('(' ~ fields | join(', ') ~ ')') -%}
+    {%- endfor -%}
+    {%- set boxes_sql = ('select * from values ' ~ box_rows | join(', ')) if box_rows else '' -%}
+    {%- set splits_sql = [] -%}
+    {%- for split in splits -%}{%- do splits_sql.append(spark_clustering._sql_literal(split, 'kdtree_fit')) -%}{%- endfor -%}
+    {{ return(run_query('select tree, node, column, literal from kdtree_fit(' ~ spark_clustering._sql_literal(rows_sql, 'kdtree_fit')
+                        ~ ', ' ~ spark_clustering._sql_literal(boxes_sql, 'kdtree_fit') ~ ', ' ~ num_files ~ ', array('
+                        ~ splits_sql | join(', ') ~ '))').rows) }}
 {% endmacro %}

@@ -176,6 +176,17 @@ object ReclusterTableFunctions {
         arity("observed_workload", args, 1, "observed_workload('db.table')")
         ObservedWorkloadRows(string("observed_workload", args(0), "table"))
       }),
+    (FunctionIdentifier("kdtree_fit"),
+      info("kdtree_fit", "kdtree_fit(rows_sql, boxes_sql, files, splits) - the k-d tree layouts of cluster_method " +
+        "auto fit on the driver in one pass: one row per node (tree, node, column, literal)"),
+      args => {
+        val f = "kdtree_fit"
+        arity(f, args, 4, "kdtree_fit(rows_sql, boxes_sql, files, array('widest', 'workload'))")
+        val files = string(f, args(2), "files")
+        KdTreeFitRows(string(f, args(0), "rows_sql"), string(f, args(1), "boxes_sql"),
+          scala.util.Try(files.toInt).getOrElse(throw SparkClusteringErrors.invalidArgument(f, s"files must be a whole number, got $files")),
+          strings(f, args(3), "splits"))
+      }),
     (FunctionIdentifier("write_file_stats"),
       info("write_file_stats", "write_file_stats(table[, rebuild]) - write the table's file-statistics " +
         "sidecar (exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file"),
