@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.commit_race import Writer
-from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK, local
 from spark_clustering_dev.recluster_case import location
 
 THREAD_ROUNDS = 60
@@ -316,6 +316,25 @@ def test_zero_row_files_are_not_new_work(spark, s):
                          f"({', '.join(repr(p) for p in after - before) or 'null'})").first()[0]
     assert new_rows == 0
     assert Writer(spark, table, location(spark, table), "x", 0).rows() == expected
+
+
+def test_a_file_being_copied_in_is_neither_listed_nor_replaced(spark, s):
+    """`hadoop fs -put` writes `<name>._COPYING_` and renames it when done: Spark's listing skips it,
+    and so do recluster's listing and a commit of every listed file (it is not theirs to replace)."""
+    table = f"{s}.proof_copying"
+    expected = make_table(spark, table, files=3)
+    w = Writer(spark, table, location(spark, table), "copying", 0)
+    listed = w.files()
+    copying = w.location / "part-99999-incoming.parquet._COPYING_"
+    copying.write_bytes(local(listed[0][0]).read_bytes()[:100])  # a copy cut short: not a parquet file yet
+    assert sorted(w.files()) == sorted(listed)
+    assert w.rows() == expected  # Spark's own scan skips it too
+    token = w.acquire()
+    staging, total = w.stage(listed)
+    assert w.commit(token, staging, total, listed) == "committed"
+    w.release(token)
+    assert w.rows() == expected and copying.stat().st_size == 100
+    assert not {p for p, _, _ in w.files()} & {p for p, _, _ in listed}
 
 
 # ---- the lease against a writer that stalls while taking it --------------------------------------

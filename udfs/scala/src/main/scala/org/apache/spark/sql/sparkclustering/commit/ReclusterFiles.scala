@@ -50,9 +50,10 @@ object ReclusterFiles {
   /** Whether `prefix` is `sc-l<level>-<run>` of the run `run`. */
   def isRunPrefix(prefix: String, run: String): Boolean = RunPrefix.unapplySeq(prefix).contains(List(run))
 
-  /** Spark's own rule (InMemoryFileIndex): these names are not data. */
+  /** Spark's own rule (HadoopFSUtils.shouldFilterOutPathName): these names are not data; a
+   *  `._COPYING_` file is one being copied in (`hadoop fs -put`), not yet data either. */
   def isHidden(name: String): Boolean =
-    (name.startsWith("_") && !name.contains("=")) || name.startsWith(".")
+    (name.startsWith("_") && !name.contains("=")) || name.startsWith(".") || name.endsWith("._COPYING_")
 
   /** `etag`: the store's ETag of the content, where the listing gives one. */
   case class DataFile(path: Path, size: Long, modificationTime: Long, etag: Option[String] = None) {
