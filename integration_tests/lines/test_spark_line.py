@@ -1,6 +1,7 @@
 """Smoke suite of one Spark line (conftest.py): on real Spark of that line with the jar built for it,
 the native keys give the Python reference's bits, a clustered build through dbt writes tight files
-that data skipping prunes with the answers of a full scan, a recluster killed with SIGKILL at a random
+that data skipping prunes with the answers of a full scan, the one-pass k-d tree fit cuts the SQL
+fit's trees, a recluster killed with SIGKILL at a random
 step loses no row, the writer lease excludes a second writer, and a jar built for another line stops
 the session's start naming both lines and the jar to load."""
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from harness.recluster_child import MACRO_STEPS, pause_at, run_child
 from spark_clustering_dev import lines
-from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import JAR, SPARK_LINE
 from spark_clustering_dev.spark import confs
@@ -82,6 +83,23 @@ def test_a_clustered_build_writes_tight_files_that_data_skipping_prunes(spark, s
     with confs(spark, {"spark.sparkclustering.skipping.enabled": "false"}):
         assert spark.sql(query).first() == on
     assert on[0] > 0
+
+
+def test_the_one_pass_kdtree_fit_cuts_the_trees_of_the_sql_fit(spark, schema):
+    """cluster_method auto's k-d trees, fit by the jar's kdtree_fit and by the SQL fit on the same
+    rows (ties, NULLs, strings, dates) and boxes: the same cuts."""
+    source = f"{schema}.line_fit_rows"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"""create table {source} using parquet as select id,
+        case when id % 9 = 0 then null else cast(pmod(xxhash64(id, 1), 23) as int) end as n,
+        date_add(date'2024-01-01', cast(pmod(xxhash64(id, 2), 400) as int)) as d,
+        case when id % 5 = 0 then null else concat('k', cast(pmod(xxhash64(id, 3), 900) as string)) end as w
+        from range(3000)""")
+    workload = [{"n": [2, 8]}, {"n": [2, 8]}, {"d": ["2024-02-01", None], "w": [None, "k5"]}, {"w": [None, None]}]
+    out = run_operation_json("kdtree_fits", {"relation": source, "columns": ["n", "d", "w"], "files": 8,
+                                             "workload": workload}, schema=schema)
+    assert [len(tree["cuts"]) for tree in out["native"]] == [7, 7], out
+    assert out["native"] == out["sql"], out
 
 
 def test_a_recluster_killed_at_a_random_step_loses_nothing(tmp_path):

@@ -8,6 +8,7 @@ BOTH workers (each worker's `/json/` lists the executor it launched for the app)
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ import pytest
 
 from harness.plans import skipping_summary
 from spark_clustering_dev.cluster import StandaloneCluster, get_json
-from spark_clustering_dev.dbt import run_dbt
+from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.paths import JAR, WORK
 from spark_clustering_dev.s3 import s3a_conf
 from spark_clustering_dev.thrift import ThriftServer, free_port, pid_alive
@@ -106,24 +107,33 @@ def stack(request, s3):
     _say(request, f"\n[cluster] module finished in {time.monotonic() - started:.0f}s")
 
 
-@pytest.fixture(scope="module")
-def built(request, stack):
+@contextlib.contextmanager
+def fast_poll():
+    """dbt-spark's thrift method sleeps poll_interval (profile default 5 s) after every statement that
+    is not done at once; the project's profile does not set it, so this module shortens the client-side
+    wait (it changes nothing the server runs)."""
     from dbt.adapters.spark.connections import PyhiveConnectionWrapper
 
-    env = {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
-    kw = dict(target="thrift", schema=SCHEMA, env=env, vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
-    started = time.monotonic()
     init = PyhiveConnectionWrapper.__init__
 
-    def fast_poll(self, *args, **kwargs):
+    def shortened(self, *args, **kwargs):
         init(self, *args, **kwargs)
         self.poll_interval = 0.2
 
-    # dbt-spark's thrift method sleeps poll_interval (profile default 5 s) after every statement that
-    # is not done at once; the project's profile does not set it, so this module shortens the client-side
-    # wait here (it changes nothing the server runs).
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(PyhiveConnectionWrapper, "__init__", fast_poll)
+        mp.setattr(PyhiveConnectionWrapper, "__init__", shortened)
+        yield
+
+
+def thrift_env(stack) -> dict:
+    return {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
+
+
+@pytest.fixture(scope="module")
+def built(request, stack):
+    kw = dict(target="thrift", schema=SCHEMA, env=thrift_env(stack), vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
+    started = time.monotonic()
+    with fast_poll():
         build = run_dbt(["build", "--select", "path:models/example"], **kw)
         # The incremental model's second run appends the last tenth; its recluster() post-hook
         # (gate at depth 6, so it fires) rewrites through the Thrift server's table functions.
@@ -163,6 +173,20 @@ def test_incremental_model_was_reclustered_over_thrift(stack, built):
     # a JSON list (older versions wrote "mission_id,ts,payload_id")
     stored = props.get("spark_clustering.cluster_by") or ""
     assert (json.loads(stored) if stored.startswith("[") else stored.split(",")) == ["mission_id", "ts", "payload_id"], props
+
+
+def test_the_one_pass_kdtree_fit_runs_in_the_thrift_server(stack, built):
+    """cluster_method auto's k-d trees fit by the server's kdtree_fit (over the session's own view)
+    and by the SQL fit, through dbt's thrift target: the same cuts, on an int, a timestamp and a
+    string column."""
+    workload = [{"mission_id": [2, 5]}, {"ts": ["2025-03-01", None], "sensor_kind": [None, "m"]},
+                {"mission_id": [1, 1], "ts": [None, "2025-02-01"]}]
+    with fast_poll():
+        out = run_operation_json("kdtree_fits", {"relation": f"{SCHEMA}.telemetry_events", "files": 8, "workload": workload,
+                                                 "columns": ["mission_id", "ts", "sensor_kind"]},
+                                 target="thrift", schema=SCHEMA, env=thrift_env(stack))
+    assert [len(tree["cuts"]) for tree in out["native"]] == [7, 7], out
+    assert out["native"] == out["sql"], out
 
 
 def test_file_counts_as_configured(stack, built):
