@@ -262,3 +262,16 @@ def test_the_one_pass_kdtree_fit_cuts_the_same_trees_as_the_sql_fit(spark, s, fi
         assert len(tree["cuts"]) == files - 1, tree
         assert len({cut[0] for cut in tree["cuts"].values()}) >= 2, tree  # cut on more than one column
     assert native == by_sql, (out["seconds"], native, by_sql)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("kdtree_fit('select 1 as a', '', 4, array('widest'))", "rows_sql must give k values, k BIGINT ids and k STRING literals"),
+    ("kdtree_fit('select 1 as a, 1L as i, \\'1\\' as l', '', 4, array('bogus'))", "split 'bogus' is not 'widest' or 'workload'"),
+    ("kdtree_fit('select 1 as a, 1L as i, \\'1\\' as l', '', 1, array('widest'))", "files must be at least 2"),
+    ("kdtree_fit('select 1 as a, 1L as i, \\'1\\' as l', 'select 1L, true, 1.5D, 2.5D', 4, array('workload'))",
+     "boxes_sql must give 1 + 3 x 1 columns"),
+])
+def test_kdtree_fit_names_what_is_wrong_with_its_arguments(spark, call, expected):
+    with pytest.raises(Exception) as error:
+        spark.sql(f"select * from {call}").collect()
+    assert f"kdtree_fit: {expected}" in str(error.value), str(error.value)
