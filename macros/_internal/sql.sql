@@ -36,6 +36,12 @@
 {% endmacro %}
 
 
+{#- A Python value (a workload bound) as a SQL literal cast to the column type `data_type`. -#}
+{% macro _typed_literal(value, data_type, macro_name) %}
+    {{ return('cast(' ~ spark_clustering._sql_literal(value, macro_name) ~ ' as ' ~ data_type ~ ')') }}
+{% endmacro %}
+
+
 {#- A SQL expression that renders value `x` of Spark type `type` as an exact SQL literal of that
     type: strings through their UTF-8 hex (no escaping to get wrong), timestamps through epoch
     micros (no time zone to get wrong), integers and dates as typed literals (1000 boundaries of

@@ -274,7 +274,7 @@
             {%- set bounds = box.get(col.name | lower) -%}
             {%- do fields.append('true' if bounds is not none else 'false') -%}
             {%- for value in (bounds if bounds is not none else [none, none]) -%}
-                {%- do fields.append('cast(' ~ spark_clustering._sql_literal(value, 'cluster_workload') ~ ' as ' ~ col.type ~ ')') -%}
+                {%- do fields.append(spark_clustering._typed_literal(value, col.type, 'cluster_workload')) -%}
             {%- endfor -%}
         {%- endfor -%}
         {%- do box_rows.append('(' ~ fields | join(', ') ~ ')') -%}

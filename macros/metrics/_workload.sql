@@ -40,7 +40,7 @@
         {%- set quoted = spark_clustering._quoted_columns([column_name]) -%}
         {%- set data_type = column_types[column_name | lower] -%}
         {%- for side, value in [('lo', bounds[0]), ('hi', bounds[1])] if value is not none -%}
-            {%- set typed = 'cast(' ~ spark_clustering._sql_literal(value, caller_name) ~ ' as ' ~ data_type ~ ')' -%}
+            {%- set typed = spark_clustering._typed_literal(value, data_type, caller_name) -%}
             {%- do checks.append({"box": box, "column": column_name, "value": value, "type": data_type,
                                   "sql": typed ~ ' is null'}) -%}
             {%- if side == 'lo' -%}
