@@ -25,7 +25,7 @@
 
 {#- The extension's functions the package asks about (udfs/scala/.../SparkClusteringInjections.scala). -#}
 {% macro _extension_function_names() %}
-    {{ return(['drop_sidecar_table', 'format_committed_rows', 'hilbert_key', 'observed_workload', 'recluster_commit', 'swap_staging_table', 'table_lease_acquire', 'write_file_stats']) }}
+    {{ return(['drop_sidecar_table', 'format_committed_rows', 'hilbert_key', 'kdtree_fit', 'observed_workload', 'recluster_commit', 'swap_staging_table', 'table_lease_acquire', 'write_file_stats']) }}
 {% endmacro %}
 
 
