@@ -78,10 +78,10 @@ object KdTreeFit {
   private def bestCut(columns: IndexedSeq[Column], boxes: Seq[Box], rows: Array[Int], lowFiles: Int, allFiles: Int,
       byWorkload: Boolean): Cut = {
     var best: (Long, Double, Cut) = null
+    val rank = (rows.length.toLong * lowFiles / allFiles).toInt
     columns.indices.foreach { c =>
       val ids = rows.map(columns(c).ids(_))
       val sorted = ids.sorted
-      val rank = (rows.length.toLong * lowFiles / allFiles).toInt
       val low = if (rank >= 1) { val threshold = sorted(rank - 1); ids.map(_ <= threshold) } else ids.map(_ => false)
       val width = (sorted.last - sorted.head).toDouble
       val lowRows = rows.indices.filter(low(_)).map(rows(_))
