@@ -55,6 +55,10 @@ class ThriftServer:
         self.proc: subprocess.Popen | None = None
         self.log_path = self.work_dir / "thriftserver.log"
 
+    def dbt_env(self) -> dict[str, str]:
+        """The environment that points the integration project's `thrift` target at this server."""
+        return {"SPARK_CLUSTERING_THRIFT_HOST": self.host, "SPARK_CLUSTERING_THRIFT_PORT": str(self.port)}
+
     def command(self) -> list[str]:
         conf = {
             "spark.sql.warehouse.dir": str(self.work_dir / "warehouse"),

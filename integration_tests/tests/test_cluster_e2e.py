@@ -125,13 +125,9 @@ def fast_poll():
         yield
 
 
-def thrift_env(stack) -> dict:
-    return {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
-
-
 @pytest.fixture(scope="module")
 def built(request, stack):
-    kw = dict(target="thrift", schema=SCHEMA, env=thrift_env(stack), vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
+    kw = dict(target="thrift", schema=SCHEMA, env=stack.server.dbt_env(), vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
     started = time.monotonic()
     with fast_poll():
         build = run_dbt(["build", "--select", "path:models/example"], **kw)
@@ -184,7 +180,7 @@ def test_the_one_pass_kdtree_fit_runs_in_the_thrift_server(stack, built):
     with fast_poll():
         out = run_operation_json("kdtree_fits", {"relation": f"{SCHEMA}.telemetry_events", "files": 8, "workload": workload,
                                                  "columns": ["mission_id", "ts", "sensor_kind"]},
-                                 target="thrift", schema=SCHEMA, env=thrift_env(stack))
+                                 target="thrift", schema=SCHEMA, env=stack.server.dbt_env())
     assert [len(tree["cuts"]) for tree in out["native"]] == [7, 7], out
     assert out["native"] == out["sql"], out
 
@@ -288,22 +284,12 @@ def test_a_model_in_a_bucket_is_built_and_reclustered_on_the_cluster(request, st
     through S3A. The tables hold exactly the local source's rows, every file lies in the bucket, the
     clustered table holds its configured files, and a box query skips files with the answer of a
     full scan."""
-    from dbt.adapters.spark.connections import PyhiveConnectionWrapper
-
     s3.create_bucket(BUCKET)
     schema = f"{SCHEMA}_s3"
     stack.query(f"create database if not exists {schema} location 's3a://{BUCKET}/{schema}.db'")
-    env = {"SPARK_CLUSTERING_THRIFT_HOST": stack.server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(stack.server.port)}
-    kw = dict(target="thrift", schema=schema, env=env, vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
-    init = PyhiveConnectionWrapper.__init__
-
-    def fast_poll(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        self.poll_interval = 0.2
-
+    kw = dict(target="thrift", schema=schema, env=stack.server.dbt_env(), vars={"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS})
     started = time.monotonic()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(PyhiveConnectionWrapper, "__init__", fast_poll)
+    with fast_poll():
         run_dbt(["run", "--select", "telemetry_events", "telemetry_hilbert", "telemetry_incremental"], **kw)
         run_dbt(["run", "--select", "telemetry_incremental"], **{**kw, "vars": {
             **kw["vars"], "telemetry_increment": 9, "telemetry_recluster": {"max_average_depth": 6}}})

@@ -45,8 +45,7 @@ class DbtProcess:
         self.name = name
         out = WORK / f"concurrent-{os.getpid()}" / name
         out.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "SPARK_CLUSTERING_TARGET": "thrift", "SPARK_CLUSTERING_SCHEMA": SCHEMA,
-               "SPARK_CLUSTERING_THRIFT_HOST": server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(server.port),
+        env = {**os.environ, "SPARK_CLUSTERING_TARGET": "thrift", "SPARK_CLUSTERING_SCHEMA": SCHEMA, **server.dbt_env(),
                "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONUNBUFFERED": "1"}
         cmd = [str(DBT), *args, "--project-dir", str(INTEGRATION_TESTS), "--profiles-dir", str(INTEGRATION_TESTS),
                "--target-path", str(out / "target"), "--log-path", str(out / "logs"), "--vars", json.dumps(vars_)]

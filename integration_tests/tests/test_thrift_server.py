@@ -31,10 +31,6 @@ def thrift_server(request):
     shutil.rmtree(work, ignore_errors=True)
 
 
-def _env(server: ThriftServer) -> dict[str, str]:
-    return {"SPARK_CLUSTERING_THRIFT_HOST": server.host, "SPARK_CLUSTERING_THRIFT_PORT": str(server.port)}
-
-
 @contextlib.contextmanager
 def _cursor(server: ThriftServer):
     """A cursor on its own TCP connection to the server (not through dbt)."""
@@ -60,7 +56,7 @@ def test_server_listens_on_loopback_tcp(thrift_server):
 
 
 def test_thrift_target_builds_and_reads_back(thrift_server):
-    run = run_dbt(["run", "--select", "smoke_numbers"], target="thrift", schema=SCHEMA, env=_env(thrift_server))
+    run = run_dbt(["run", "--select", "smoke_numbers"], target="thrift", schema=SCHEMA, env=thrift_server.dbt_env())
     assert run.node_results()["smoke_numbers"].status == "success"
     # Read back over a separate TCP connection, not through dbt.
     with _cursor(thrift_server) as cur:
@@ -95,7 +91,7 @@ def test_queries_skip_files_over_thrift(thrift_server):
 def test_observed_workload_over_thrift(thrift_server):
     """Queries sent over Thrift are recorded by the server's planner rule, and a dbt build over
     Thrift with cluster_workload: observed lays the table out for them."""
-    env = _env(thrift_server)
+    env = thrift_server.dbt_env()
     with _cursor(thrift_server) as cur:
         source = _new_table(cur, "observed_src", "select id, cast(pmod(xxhash64(id), 1000) as int) as v from range(0, 8000)")
         vars_ = {"case_source": source, "case_alias": "observed_auto", "case_method": "auto",
@@ -150,7 +146,7 @@ def test_a_format_model_builds_and_reclusters_over_thrift(format_thrift_server):
 
     server = format_thrift_server
     fmt = server.table_format
-    env = _env(server)
+    env = server.dbt_env()
     with _cursor(server) as cur:
         source = _new_table(cur, f"{fmt}_src", "select id, cast(pmod(xxhash64(id), 997) as int) as a, "
                                                "cast(pmod(xxhash64(id, 7), 991) as int) as b from range(0, 9000)")
