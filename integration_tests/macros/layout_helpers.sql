@@ -31,7 +31,7 @@
     {%- set result = {'seconds': {}} -%}
     {%- for native in [true, false] -%}
         {%- set started = modules.datetime.datetime.now() -%}
-        {%- set specs = spark_clustering._kdtree_layouts(sample, cluster_cols, ids, none, files, workload, types,
+        {%- set specs = spark_clustering._kdtree_layouts(sample, cluster_cols, ids, files, workload, types,
                                                          ['widest', 'workload'], native=native) -%}
         {%- set name = 'native' if native else 'sql' -%}
         {%- do result.update({name: specs}) -%}

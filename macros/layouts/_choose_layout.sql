@@ -78,7 +78,7 @@
                      ~ id_selects | join(', ') ~ ', rand(11) < 0.5 as __sc_fit from ' ~ sample
                      ~ ' where rand(7) < ' ~ fraction) -%}
     {%- do specs.extend(spark_clustering._kdtree_layouts('(select * from ' ~ search_rows ~ ' where __sc_fit)',
-                        cluster_cols, id_columns, layout, num_files, boxes, types, ['widest', 'workload'])) -%}
+                        cluster_cols, id_columns, num_files, boxes, types, ['widest', 'workload'])) -%}
     {%- set keys = [] -%}
     {%- set leaf_files = [] -%}
     {%- for spec in specs -%}

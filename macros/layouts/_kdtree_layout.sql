@@ -118,7 +118,7 @@
     node of the level of every tree cut on every column, the two halves' min/max, and the boxes
     meeting them (each query costs ~0.4 s, mostly Spark's own start-up of it, whatever the trees).
     Both cut the same trees (test_auto_layout fits them both ways). -#}
-{% macro _kdtree_layouts(sample, cluster_cols, ids, layout, num_files, boxes, types, splits, native=none) %}
+{% macro _kdtree_layouts(sample, cluster_cols, ids, num_files, boxes, types, splits, native=none) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set limits = spark_clustering._kdtree_limits() -%}
     {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files or not splits -%}{{ return([]) }}{%- endif -%}
