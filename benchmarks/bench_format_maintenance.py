@@ -40,8 +40,8 @@ from pathlib import Path
 import bench_data_skipping as bds
 import report_datasets
 from bench_table_formats import (BENCH, COLUMNS, DATASETS, DBT_ENV, DBT_PROJECT, bisect_iceberg_target, dbt_run,
-                                 declared_workload, files_of, files_read, format_session, iceberg_zorder_rewrite,
-                                 lineitem_source, table_bytes, timed, write_results)
+                                 declared_workload, drop_table, files_of, files_read, format_session,
+                                 iceberg_zorder_rewrite, lineitem_source, table_bytes, timed, write_results)
 from spark_clustering_dev.dbt import run_operation_json
 
 PACKAGE = "package recluster"
@@ -110,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         return f"(select * from {source} where l_insert_order > {lo} and l_insert_order <= {hi})"
 
     spark.sql(f"create or replace temporary view base_rows as select * from {batch(0)}")
-    spark.sql(f"drop table if exists {schema}.m_plain")
+    drop_table(spark, fmt, f"{schema}.m_plain")
     spark.sql(f"create table {schema}.m_plain using {fmt} as select /*+ repartition({args.files}) */ * from base_rows")
     target = max(1, table_bytes(spark, fmt, f"{schema}.m_plain") // args.files)
-    spark.sql(f"drop table if exists {schema}.m_plain")
+    drop_table(spark, fmt, f"{schema}.m_plain")
     if fmt == "delta":
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                     "num_files": None, "file_rows": -(-base_rows // args.files), "recluster": args.recluster,
                     "workload": declared}
     dbt_run(["parse"], schema=schema, vars={})
-    spark.sql(f"drop table if exists {schema}.m_package")
+    drop_table(spark, fmt, f"{schema}.m_package")
     run = dbt_run(["run", "--select", "format_table"], schema=schema, vars=package_vars)
     layouts = {PACKAGE: {"table": f"{schema}.m_package",
                          "build_seconds": round(run.node_results()["format_table"].execution_time, 1)}, **layouts}
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         if name in bisected:
             layout.update(bisected[name])
         elif name != PACKAGE:
-            spark.sql(f"drop table if exists {layout['table']}")
+            drop_table(spark, fmt, layout['table'])
             layout["build_seconds"] = timed(lambda: [spark.sql(s).collect() for s in layout["build"](
                 layout["table"], "base_rows", args.files)])
         layout["steps"] = []

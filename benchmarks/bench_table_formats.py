@@ -128,7 +128,7 @@ def bisect_iceberg_target(spark, table: str, statements, target: int, files: int
 
     def build(at: int) -> int:
         nonlocal seconds
-        spark.sql(f"drop table if exists {table}")
+        drop_table(spark, "iceberg", table)
         seconds = [timed(lambda st=st: spark.sql(st).collect()) for st in statements(at)]
         got = int(spark.sql(f"select count(*) from {table}.files").first()[0])
         attempts.append((at, got))
@@ -157,6 +157,13 @@ def format_session(fmt: str, app_name: str, files: int):
                                   "spark.sql.adaptive.enabled": "false"})
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def drop_table(spark, fmt: str, table: str) -> None:
+    """Drops a benchmark's table of format `fmt` with its files: Iceberg's DROP TABLE leaves every
+    data and metadata file behind unless PURGE (Delta's managed tables go with their directory), and
+    rounds of rebuilt Iceberg tables once filled the disk (16 GB)."""
+    spark.sql(f"drop table if exists {table}" + (" purge" if fmt == "iceberg" else ""))
 
 
 def lineitem_source(spark, schema: str, sf: float, dataset: str = "lineitem") -> tuple[str, int]:
@@ -206,7 +213,7 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
     # and one untimed small build warms the JVM up for the package's code paths, as the CTAS
     # baselines after it find it warm (a new table: one of another dataset's columns left by an
     # earlier run could not be replaced on Iceberg, whose Hive metastore refuses the column changes)
-    spark.sql(f"drop table if exists {schema}.package_warmup")
+    drop_table(spark, fmt, f"{schema}.package_warmup")
     dbt_run(["run", "--select", "format_table"], schema=schema, vars={
         "source": f"(select * from {source} limit 20000) s", "alias": "package_warmup", "format": fmt,
         "method": "hilbert", "num_files": 2, "cluster_by": columns})
@@ -217,14 +224,14 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
     for _ in range(build_runs):
         for method in ("hilbert", "zorder", "auto"):
             name = f"package_{method}"
-            spark.sql(f"drop table if exists {schema}.{name}")
+            drop_table(spark, fmt, f"{schema}.{name}")
             start = time.monotonic()
             run = dbt_run(["run", "--select", "format_table"], schema=schema, vars={
                 "source": source, "alias": name, "format": fmt, "method": method, "num_files": files,
                 "cluster_by": columns, "workload": workload if method == "auto" else None})
             rounds.setdefault(f"package {method}", []).append(
                 (run.node_results()["format_table"].execution_time, time.monotonic() - start))
-        spark.sql(f"drop table if exists {schema}.ctas_order_by")
+        drop_table(spark, fmt, f"{schema}.ctas_order_by")
         ctas = timed(lambda: spark.sql(
             f"create table {schema}.ctas_order_by using {fmt} as select * from {source} order by {cols}"))
         rounds.setdefault("CTAS ORDER BY", []).append((ctas, ctas))
@@ -234,19 +241,19 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
                      "build_runs_seconds": [round(t, 1) for t, _ in times],
                      "wall_seconds": round(min(w for _, w in times), 1)}
 
-    spark.sql(f"drop table if exists {schema}.plain")
+    drop_table(spark, fmt, f"{schema}.plain")
     plain_seconds = timed(lambda: spark.sql(
         f"create table {schema}.plain using {fmt} as select /*+ repartition({files}) */ * from {source}"))
     target = max(1, table_bytes(spark, fmt, f"{schema}.plain") // files)
     if fmt == "delta":
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
-        spark.sql(f"drop table if exists {schema}.delta_zorder")
+        drop_table(spark, fmt, f"{schema}.delta_zorder")
         ctas = timed(lambda: spark.sql(f"create table {schema}.delta_zorder using delta as select /*+ repartition({files}) */ * "
                                        f"from {source}"))
         optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_zorder zorder by ({cols})").collect())
         out["Delta OPTIMIZE ZORDER BY"] = {"table": f"{schema}.delta_zorder", "build_seconds": round(ctas + optimize, 1),
                                            "optimize_seconds": optimize}
-        spark.sql(f"drop table if exists {schema}.delta_liquid")
+        drop_table(spark, fmt, f"{schema}.delta_liquid")
         ctas = timed(lambda: spark.sql(f"create table {schema}.delta_liquid using delta cluster by ({cols}) as "
                                        f"select /*+ repartition({files}) */ * from {source}"))
         optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_liquid full").collect())
