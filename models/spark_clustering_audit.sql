@@ -17,17 +17,18 @@
 {%- set rows = [] -%}
 {#- clustering_information measures when the model runs and returns {} while dbt compiles -#}
 {%- if execute -%}
-    {%- for node in graph.nodes.values()
-            if node.resource_type == 'model' and node.config.get('cluster_by') and node.unique_id != model.unique_id -%}
-        {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'model' and node.unique_id != model.unique_id -%}
+        {#- the settings chain: cluster_by and cluster_workload in config() or under meta -#}
+        {%- set settings = spark_clustering._resolve_settings(node.config) -%}
+        {%- set relation = adapter.get_relation(node.database, node.schema, node.alias) if settings.cluster_by.value else none -%}
         {%- if relation is not none -%}
-            {%- set workload = node.config.get('cluster_workload') or (node.config.get('meta') or {}).get('cluster_workload') -%}
+            {%- set workload = settings.cluster_workload.value -%}
             {#- cluster_workload: observed -> the boxes Spark recorded (none yet: no workload ratio) -#}
             {%- set workload = spark_clustering._resolve_workload(workload, relation) -%}
             {#- one broken table (a renamed column, a view, a bad workload) is reported in its own row
                 and the log; the others are still measured -#}
             {#- cluster_by 'auto': clustering_information reads the columns the build recorded -#}
-            {%- set columns = none if node.config.get('cluster_by') == 'auto' else node.config.get('cluster_by') -%}
+            {%- set columns = none if settings.cluster_by.value == 'auto' else settings.cluster_by.value -%}
             {%- set info = spark_clustering.clustering_information(relation, columns, workload, raise_errors=false) -%}
             {%- set method = info.get('method') or node.config.get('materialized') -%}
             {%- if 'error' in info -%}

@@ -191,6 +191,22 @@ def test_gate_leaves_the_files_alone(spark, dbt, s, how):
     assert actual(spark, table) == expected(spark, [(0, 12000)])
 
 
+def test_cluster_file_stats_false_holds_for_recluster_too(spark, dbt, s):
+    """cluster_file_stats: false keeps recluster() from writing the statistics sidecar, as it keeps
+    clustered_table (recluster() used to read its own list of keys, without this one, and wrote the
+    sidecar of every rewrite); data skipping then proves files from their footers."""
+    alias = "rc_no_file_stats"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 3}, file_stats=False)
+    table = f"{s}.{alias}"
+    files = data_files(spark, table)
+    assert files and all(Path(p).name.startswith("sc-l1-") for p in files), files  # the post-hook rewrote them
+    assert not (location(spark, table) / "_sc_file_stats").exists(), sorted(p.name for p in location(spark, table).iterdir())
+    plan = spark.sql(f"explain select count(*) from {table} where a < 0").first()[0]
+    summary = skipping_summary(plan)
+    assert (summary["sidecar"], summary["footers"], summary["kept"]) == (0, len(files), 0), plan
+    assert actual(spark, table) == expected(spark, [(0, 6000)])
+
+
 def test_run_operation_reports_the_decision_and_metrics(spark, dbt, s):
     alias = "rc_op"
     run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 3})

@@ -48,29 +48,14 @@
 {% endmacro %}
 
 
-{#- A config value of a graph node; also read from `meta`, where dbt >= 1.10 wants custom keys set in YAML. -#}
-{% macro _node_config(node, key) %}
-    {%- set value = node.config.get(key) -%}
-    {%- if value is none -%}{%- set value = (node.config.get('meta') or {}).get(key) -%}{%- endif -%}
-    {{ return(value) }}
-{% endmacro %}
-
-
-{#- A config value (e.g. `cluster_by`, `cluster_workload`) of the model/seed/snapshot whose relation
-    this is, or none. -#}
-{% macro _model_config_of(relation, key) %}
-    {%- set node = spark_clustering._model_node_of(relation) -%}
-    {{ return(spark_clustering._node_config(node, key) if node is not none else none) }}
-{% endmacro %}
-
-
-{#- The `cluster_by` config (a list) of the model whose relation this is, or none. -#}
+{#- The `cluster_by` (a list) of the model whose relation this is, or none, by the settings chain;
+    'auto': the columns the last build chose, recorded on the table (its properties are read only
+    then). -#}
 {% macro _cluster_by_of(relation) %}
-    {%- set cluster_by = spark_clustering._model_config_of(relation, 'cluster_by') -%}
-    {#- cluster_by: 'auto': the columns the last build chose, recorded on the table -#}
+    {%- set cluster_by = spark_clustering._setting_of(relation, 'cluster_by') -%}
     {%- if cluster_by is string and cluster_by == 'auto' -%}
-        {%- set recorded = spark_clustering._table_properties(relation).get('spark_clustering.cluster_by') -%}
-        {{ return(spark_clustering._list_property(recorded) if recorded else none) }}
+        {%- set cluster_by = spark_clustering._setting_of(relation, 'cluster_by', spark_clustering._table_properties(relation)) -%}
+        {{ return(none if cluster_by == 'auto' else cluster_by) }}
     {%- endif -%}
     {{ return([cluster_by] if cluster_by is string else cluster_by) }}
 {% endmacro %}

@@ -2,13 +2,6 @@
     normalized) or raises _config_error naming subject, key, value and the fix. `subject` none means
     the current model; `kind` is 'config' or 'argument'. -#}
 
-{#- A config value, the default when the key is unset or set to none (a model passing var(..., none)). -#}
-{% macro _config_value(cfg_source, key, default) %}
-    {%- set value = cfg_source.get(key) -%}
-    {{ return(default if value is none else value) }}
-{% endmacro %}
-
-
 {#- A real boolean: a string 'false' is truthy, so only true/false may switch anything. -#}
 {% macro _require_bool(key, value, subject=none, kind='config') %}
     {%- if value is not boolean -%}

@@ -1,16 +1,26 @@
-{#- Read and validate the clustering config of the current model (or of `source`, any mapping with
-    .get(key, default), e.g. a model node's config when recluster runs as a run-operation). Every
-    mistake is a compiler error naming the model (or `subject`), the config key and the fix.
+{#- Read and validate the clustering settings of the current model, or of `source` (a node's config
+    as a mapping, e.g. the graph node's when recluster runs as a run-operation). Every key is found
+    by the one settings chain (_resolve_settings, macros/config/_settings.sql: argument -> var ->
+    config -> meta -> table property -> default; `properties` are an existing table's, `arguments`
+    what the caller fixes) and checked here, before any SQL. Every mistake is a compiler error
+    naming the model (or `subject`), the config key and the fix.
     Returns {cluster_by, method, ranges, target_file_rows, target_file_bytes, num_files,
     file_format, partition_by, sample_rows_per_range, validate, file_stats, workload (a list of
-    boxes or none), layout (none; recluster sets the layout an `auto` table recorded)}. -#}
-{% macro clustering_config(source=none, subject=none) %}
-    {%- set cfg_source = source if source is not none else config -%}
-    {%- set value_of = spark_clustering._config_value -%}
+    boxes, 'observed' or none), swap, lease_wait_seconds, gate (recluster's), skip_recluster, layout
+    (none; recluster sets the layout an `auto` table recorded), origins ({key: where its value came
+    from})}. -#}
+{% macro clustering_config(source=none, subject=none, properties=none, arguments=none) %}
+    {%- set settings = spark_clustering._resolve_settings(
+            source if source is not none else spark_clustering._current_model_config(), properties, arguments) -%}
+    {%- set cfg_source = {} -%}
+    {%- set origins = {} -%}
+    {%- for key, setting in settings.items() -%}
+        {%- do cfg_source.update({key: setting.value}) -%}
+        {%- do origins.update({key: setting.origin}) -%}
+    {%- endfor -%}
 
-    {#- cluster_workload (config or meta): boxes {column: [lo, hi]}; `auto` simulates layouts against them -#}
+    {#- cluster_workload: boxes {column: [lo, hi]}; `auto` simulates layouts against them -#}
     {%- set workload = cfg_source.get('cluster_workload') -%}
-    {%- if workload is none -%}{%- set workload = (cfg_source.get('meta') or {}).get('cluster_workload') -%}{%- endif -%}
     {%- if workload is string and workload in ['observed', 'auto'] -%}
         {#- the scans Spark recorded: resolved against the table when it is written (_resolve_workload) -#}
     {%- elif workload is not none -%}
@@ -55,14 +65,14 @@
         {{ spark_clustering._config_error('cluster_by', cluster_by, 'list each column once', subject) }}
     {%- endif -%}
 
-    {%- set method = spark_clustering._require_choice('cluster_method', value_of(cfg_source, 'cluster_method', 'auto' if auto_columns else 'hilbert'),
+    {%- set method = spark_clustering._require_choice('cluster_method', cfg_source.cluster_method,
                                                       ['hilbert', 'zorder', 'linear', 'auto'], subject=subject) -%}
     {%- if cluster_by | length > 32 and method != 'linear' -%}
         {{ spark_clustering._config_error('cluster_by', cluster_by, 'at most 32 columns for a curve key; clustering on more columns gains nothing measurable', subject) }}
     {%- endif -%}
 
     {#- cluster_ranges: an int for every column or a {column: int} dict; 1000 ranges -> 10 bits a column. -#}
-    {%- set ranges_cfg = value_of(cfg_source, 'cluster_ranges', 1000) -%}
+    {%- set ranges_cfg = cfg_source['cluster_ranges'] -%}
     {%- set ranges = {} -%}
     {%- for col in cluster_by -%}
         {%- set r = ranges_cfg.get(col, 1000) if ranges_cfg is mapping else ranges_cfg -%}
@@ -74,7 +84,7 @@
         {{ spark_clustering._config_error('cluster_ranges', ranges_cfg, "key '" ~ col ~ "' is not in cluster_by " ~ cluster_by | join(', '), subject) }}
     {%- endfor -%}
 
-    {%- set target_rows = spark_clustering._require_number('cluster_target_file_rows', value_of(cfg_source, 'cluster_target_file_rows', 1000000),
+    {%- set target_rows = spark_clustering._require_number('cluster_target_file_rows', cfg_source['cluster_target_file_rows'],
             'use a positive whole number of rows per file, e.g. 1000000', min=1, integer=true, subject=subject) -%}
     {%- set target_bytes = cfg_source.get('cluster_target_file_bytes') -%}
     {%- if target_bytes is not none -%}
@@ -91,7 +101,7 @@
     {%- endif -%}
 
     {%- set formats = ['parquet', 'orc', 'delta', 'iceberg'] -%}
-    {%- set file_format = value_of(cfg_source, 'file_format', 'parquet') -%}
+    {%- set file_format = cfg_source['file_format'] -%}
     {%- if file_format == 'hudi' -%}
         {{ spark_clustering._config_error('file_format', file_format, "Hudi tables are clustered by Hudi's own clustering "
             ~ "service (hoodie.clustering.inline / hoodie.clustering.plan.strategy.sort.columns), which rewrites file groups "
@@ -113,17 +123,26 @@
             "remove '" ~ col ~ "': it is a partition_by column, constant within every file already", subject) }}
     {%- endfor -%}
 
-    {%- set sample_rows_per_range = spark_clustering._require_number('cluster_sample_rows_per_range', value_of(cfg_source, 'cluster_sample_rows_per_range', 20),
+    {%- set sample_rows_per_range = spark_clustering._require_number('cluster_sample_rows_per_range', cfg_source['cluster_sample_rows_per_range'],
             'use a positive number (20 keeps boundaries within ~1 % of a range width)', min=1, subject=subject) -%}
     {#- 'count' (default): rows of the copy (footers) = rows of the query; 'checksum' (or true, what it
         meant before the modes): also an order-independent checksum of every row; false: no check -#}
-    {%- set validate = value_of(cfg_source, 'cluster_validate', 'count') -%}
+    {%- set validate = cfg_source['cluster_validate'] -%}
     {%- if validate is sameas true -%}{%- set validate = 'checksum' -%}{%- endif -%}
     {%- if validate is not sameas false and (validate is not string or validate not in ['count', 'checksum']) -%}
         {%- set fix -%}use true or false (a boolean, not {{ spark_clustering._type_name(validate) }}), 'count' or 'checksum'{%- endset -%}
         {{ spark_clustering._config_error('cluster_validate', validate, fix, subject) }}
     {%- endif -%}
-    {%- set file_stats = spark_clustering._require_bool('cluster_file_stats', value_of(cfg_source, 'cluster_file_stats', true), subject) -%}
+    {%- set file_stats = spark_clustering._require_bool('cluster_file_stats', cfg_source['cluster_file_stats'], subject) -%}
+    {%- set swap = spark_clustering._require_choice('cluster_swap', cfg_source['cluster_swap'], ['auto', 'location', 'rename'], subject=subject) -%}
+    {#- the var overrides the model for a whole invocation; an error names what was set -#}
+    {%- set lease_wait = settings.cluster_lease_wait_seconds -%}
+    {%- set lease_wait_seconds = spark_clustering._require_number(
+            'spark_clustering_lease_wait_seconds' if lease_wait.origin == 'var' else 'cluster_lease_wait_seconds',
+            lease_wait.value, 'use a number of seconds >= 0 (0: do not wait)', min=0, subject=subject,
+            kind='var' if lease_wait.origin == 'var' else 'config') -%}
+    {%- set gate = spark_clustering._recluster_gate_config(cfg_source['recluster'], subject) -%}
+    {%- set skip_recluster = spark_clustering._require_bool('skip_recluster', cfg_source['skip_recluster'], subject) -%}
 
     {{ return({
         'cluster_by': cluster_by,
@@ -138,6 +157,43 @@
         'validate': validate,
         'file_stats': file_stats,
         'workload': workload,
+        'swap': swap,
+        'lease_wait_seconds': lease_wait_seconds,
+        'gate': gate,
+        'skip_recluster': skip_recluster,
         'layout': none,
+        'origins': origins,
+    }) }}
+{% endmacro %}
+
+
+{#- The `recluster` config (recluster()'s gate), checked key by key; every error shows the dict the
+    user wrote. Returns {max_average_depth ('auto' or a number), max_depth, min_new_rows, max_rounds,
+    merge_ratio}. -#}
+{% macro _recluster_gate_config(rc, subject=none) %}
+    {%- set keys = ['max_average_depth', 'max_depth', 'min_new_rows', 'max_rounds', 'merge_ratio'] -%}
+    {%- if rc is not mapping -%}
+        {{ spark_clustering._config_error('recluster', rc, 'use a dict, e.g. {max_average_depth: 8, min_new_rows: 100000}', subject) }}
+    {%- endif -%}
+    {%- for key in rc if key not in keys -%}
+        {{ spark_clustering._config_error('recluster', rc, "unknown key '" ~ key ~ "'; the keys are " ~ keys | join(', '), subject) }}
+    {%- endfor -%}
+    {%- set t = rc.get('max_average_depth', 'auto') -%}
+    {%- if t != 'auto' -%}
+        {%- set t = spark_clustering._require_number('recluster', t, "max_average_depth must be 'auto' or a number >= 1", min=1, subject=subject, shown=rc) -%}
+    {%- endif -%}
+    {%- set max_depth = rc.get('max_depth') -%}
+    {%- if max_depth is not none -%}
+        {%- set max_depth = spark_clustering._require_number('recluster', max_depth, 'max_depth must be a number >= 1', min=1, subject=subject, shown=rc) -%}
+    {%- endif -%}
+    {{ return({
+        'max_average_depth': t,
+        'max_depth': max_depth,
+        'min_new_rows': spark_clustering._require_number('recluster', rc.get('min_new_rows', 1), 'min_new_rows must be a whole number >= 0',
+                                                         min=0, integer=true, subject=subject, shown=rc),
+        'max_rounds': spark_clustering._require_number('recluster', rc.get('max_rounds', 4), 'max_rounds must be a whole number >= 1',
+                                                       min=1, integer=true, subject=subject, shown=rc),
+        'merge_ratio': spark_clustering._require_number('recluster', rc.get('merge_ratio', 2), 'merge_ratio must be a number >= 1',
+                                                        min=1, subject=subject, shown=rc),
     }) }}
 {% endmacro %}

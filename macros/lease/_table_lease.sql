@@ -5,15 +5,11 @@
 {#- Take the lease of `relation` and return its token; none when the extension is not loaded (the
     pure-SQL path has no file-system access: docs/concurrency.md says what that leaves unguarded).
     scope 'name': the table name (a rebuild that replaces the table); 'table': name + location (a
-    rewrite of its files). Waits up to cluster_lease_wait_seconds (var
-    spark_clustering_lease_wait_seconds overrides; default 300) for the holder, then stops with
-    an error naming it. -#}
-{% macro _table_lease_acquire(relation, scope, what, wait_seconds=none) %}
+    rewrite of its files). Waits up to `wait_seconds` (the model's cluster_lease_wait_seconds,
+    resolved and checked by clustering_config) for the holder, then stops with an error naming it. -#}
+{% macro _table_lease_acquire(relation, scope, what, wait_seconds) %}
     {%- if not spark_clustering._has_extension_function('table_lease_acquire') -%}{{ return(none) }}{%- endif -%}
-    {%- set wait = var('spark_clustering_lease_wait_seconds', none) -%}
-    {%- if wait is none -%}{%- set wait = wait_seconds -%}{%- endif -%}
-    {%- if wait is none -%}{%- set wait = 300 -%}{%- endif -%}
-    {%- set wait = spark_clustering._require_number('cluster_lease_wait_seconds', wait, 'use a number of seconds >= 0 (0: do not wait)', min=0) -%}
+    {%- set wait = wait_seconds -%}
     {%- set owner = 'dbt ' ~ invocation_id ~ ' ' ~ what -%}
     {%- set row = run_query("select lease_token, waited_ms from table_lease_acquire("
         ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'lease') ~ ", "

@@ -22,9 +22,7 @@
     {%- else -%}
         {#- One writer of the package per table (a recluster of it waits, or it waits for one); then
             finish or roll back whatever an interrupted run left, before reading the current state. -#}
-        {%- set lease_wait = config.get('cluster_lease_wait_seconds') -%}
-        {%- if lease_wait is none -%}{%- set lease_wait = (config.get('meta') or {}).get('cluster_lease_wait_seconds') -%}{%- endif -%}
-        {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name, lease_wait) -%}
+        {%- set lease = spark_clustering._table_lease_acquire(target_relation, 'name', 'clustered_table ' ~ model.name, cfg.lease_wait_seconds) -%}
         {{ spark_clustering.recover_swap(target_relation) }}
         {%- set existing = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
     {%- endif -%}

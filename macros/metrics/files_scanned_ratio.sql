@@ -15,7 +15,7 @@
     {%- if workload is none -%}
         {%- if not execute or (relation is string and not spark_clustering._measure_now()) -%}{{ return({}) }}{%- endif -%}
         {%- set relation = spark_clustering._resolve_relation(relation, 'files_scanned_ratio') -%}
-        {%- set declared = spark_clustering._model_config_of(relation, 'cluster_workload') -%}
+        {%- set declared = spark_clustering._setting_of(relation, 'cluster_workload') -%}
         {%- set workload = spark_clustering._resolve_workload(declared, relation) -%}
         {%- if workload is none and declared is string -%}
             {{ exceptions.raise_compiler_error("files_scanned_ratio: " ~ relation ~ " has cluster_workload: " ~ declared

@@ -52,7 +52,7 @@
     {%- if has_extension -%}
         {#- one writer at a time: recovery below must never touch a live writer's staging -#}
         {%- set lease = spark_clustering._table_lease_acquire(relation, 'table', 'recluster ' ~ settings.label,
-                spark_clustering._model_config_of(relation, 'cluster_lease_wait_seconds')) -%}
+                settings.cfg.lease_wait_seconds) -%}
         {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
             {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
         {%- else -%}

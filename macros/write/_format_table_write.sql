@@ -16,7 +16,7 @@
                 ~ "' table, and a change of format would drop its data outside any " ~ fmt ~ " transaction; "
                 ~ "drop or rename the table yourself, then run the model again", none) }}
         {%- endif -%}
-        {{ spark_clustering._refuse_format_layout(target, fmt, detail) }}
+        {{ spark_clustering._refuse_format_layout(target, fmt, detail, cfg.cluster_by) }}
         {%- set previous = spark_clustering._format_table_version(target, fmt) -%}
     {%- elif existing is not none -%}
         {#- a view holds no data: nothing to keep -#}
@@ -43,19 +43,19 @@
 {#- A layout the format itself keeps for the table (Delta liquid clustering, an Iceberg sort order)
     is never replaced silently: the format's own writers and OPTIMIZE would lay files out by it, and
     CREATE OR REPLACE would drop it. A config error says how to hand the layout to the package. -#}
-{% macro _refuse_format_layout(target, fmt, detail) %}
+{% macro _refuse_format_layout(target, fmt, detail, cluster_by) %}
     {%- if fmt == 'delta' -%}
         {#- Delta keeps a liquid table's clustering columns in its properties ('[["a"]]', '[]' after
             CLUSTER BY NONE): no DESCRIBE DETAIL, which costs seconds on a table it has not read yet -#}
         {%- set declared = detail.properties.get('clusteringColumns', '') | string -%}
         {%- if declared | replace('[', '') | replace(']', '') | replace('(', '') | replace(')', '') | trim not in ['', 'None'] -%}
-            {{ spark_clustering._config_error('cluster_by', config.get('cluster_by'), "the Delta table " ~ target
+            {{ spark_clustering._config_error('cluster_by', cluster_by, "the Delta table " ~ target
                 ~ " declares liquid clustering on " ~ declared ~ " (CLUSTER BY): Delta's OPTIMIZE would lay its files "
                 ~ "out again by that, and a rebuild would drop it. Run ALTER TABLE " ~ target ~ " CLUSTER BY NONE to hand "
                 ~ "its layout to spark_clustering, or materialize the model as a table to keep liquid clustering", none) }}
         {%- endif -%}
     {%- elif detail.properties.get('sort-order') -%}
-        {{ spark_clustering._config_error('cluster_by', config.get('cluster_by'), "the Iceberg table " ~ target
+        {{ spark_clustering._config_error('cluster_by', cluster_by, "the Iceberg table " ~ target
             ~ " declares the sort order " ~ detail.properties['sort-order'] ~ ": Iceberg's writers and rewrite_data_files "
             ~ "would sort its files by that, and a rebuild would drop it. Run ALTER TABLE " ~ target ~ " WRITE UNORDERED "
             ~ "to hand its layout to spark_clustering, or materialize the model as a table to keep the sort order", none) }}

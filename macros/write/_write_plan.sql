@@ -321,14 +321,12 @@
     `<database location>/<alias>__sc_build_<run>`, beside the table, as an external staging table,
     so that the swap (the jar's swap_staging_table) points the table there in one metastore update
     instead of renaming a managed table's directory, which on an object store copies every file.
-    Config `cluster_swap` (or under `meta`): `auto` (default) builds aside where the database lies
+    Config `cluster_swap` (cfg.swap): `auto` (default) builds aside where the database lies
     on an object store (_object_store_schemes), `location` always, `rename` never (the table stays
     managed). none also for a `location_root` table (already built aside, at its own directories),
     for a partitioned one (each partition has its own location) and without the jar. -#}
 {% macro _build_location(target, cfg) %}
-    {%- set swap = config.get('cluster_swap') -%}
-    {%- if swap is none -%}{%- set swap = (config.get('meta') or {}).get('cluster_swap') -%}{%- endif -%}
-    {%- set swap = spark_clustering._require_choice('cluster_swap', 'auto' if swap is none else swap, ['auto', 'location', 'rename']) -%}
+    {%- set swap = cfg.swap -%}
     {%- if swap == 'rename' or config.get('location_root') -%}{{ return(none) }}{%- endif -%}
     {%- if cfg.partition_by or not spark_clustering._has_extension_function('swap_staging_table') -%}
         {%- if swap == 'location' -%}

@@ -11,6 +11,7 @@
     cluster_target_file_rows=var('rc_file_rows', 2000),
     recluster=var('rc_recluster', {}),
     skip_recluster=var('rc_skip', false),
+    cluster_file_stats=var('rc_file_stats', none),
     post_hook="{{ spark_clustering.recluster() }}",
 ) }}
 
