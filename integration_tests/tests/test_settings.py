@@ -154,3 +154,26 @@ def test_the_docs_table_lists_every_declared_key_with_its_default(dbt_schema, db
     assert set(documented) == set(declared), (set(documented) ^ set(declared))
     for key, setting in declared.items():
         assert documented[key] in _documented(setting["default"]), (key, documented[key], setting["default"])
+
+
+def test_the_jar_is_called_by_argument_names_and_read_by_column_names(spark, dbt, dbt_schema, tmp_path):
+    """The typed boundary (_call_extension): a table function's rows come back by column name; every
+    declared function is one the jar registers; a wrong or missing argument is named before any call."""
+    from spark_clustering_dev.dbt import DbtError
+
+    alias = "settings_boundary"
+    build(dbt, tmp_path, alias, settings_config={"cluster_by": ["a"], "cluster_num_files": 3})
+    out = run_operation_json("extension_call_case", {"name": "recluster_data_files",
+                                                     "arguments": {"table": f"{dbt_schema}.{alias}"}}, schema=dbt_schema)
+    files = {r[0].rsplit("/", 1)[-1]: r[1] for r in
+             spark.sql(f"select distinct _metadata.file_path, _metadata.file_size from {dbt_schema}.{alias}").collect()}
+    assert {r["file_path"].rsplit("/", 1)[-1]: r["file_size"] for r in out["rows"]} == files and len(files) == 3, out["rows"]
+    assert all(set(r) == {"file_path", "file_size", "modification_time"} for r in out["rows"]), out["rows"]
+    for name in out["declared"]:
+        assert spark.sql(f"show functions like '{name}'").count() == 1, f"{name} is declared but the jar has no such function"
+    with pytest.raises(DbtError) as wrong:
+        run_operation_json("extension_call_case", {"name": "recluster_data_files", "arguments": {"tabel": "x.y"}}, schema=dbt_schema)
+    assert "recluster_data_files has no argument 'tabel' (its arguments: table)" in str(wrong.value)
+    with pytest.raises(DbtError) as missing:
+        run_operation_json("extension_call_case", {"name": "table_lease_check", "arguments": {"lease_token": "t"}}, schema=dbt_schema)
+    assert "table_lease_check called without its argument 'what'" in str(missing.value)

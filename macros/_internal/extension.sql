@@ -23,9 +23,82 @@
 {% endmacro %}
 
 
-{#- The extension's functions the package asks about (udfs/scala/.../SparkClusteringInjections.scala). -#}
+{#- The extension's functions the package asks about: every table function it calls (declared in
+    _extension_table_functions) and the native curve functions. -#}
 {% macro _extension_function_names() %}
-    {{ return(['drop_sidecar_table', 'format_committed_rows', 'hilbert_key', 'kdtree_fit', 'observed_workload', 'recluster_commit', 'swap_staging_table', 'table_lease_acquire', 'write_file_stats']) }}
+    {{ return((spark_clustering._extension_table_functions().keys() | list) + ['hilbert_key', 'range_id', 'zorder_key']) }}
+{% endmacro %}
+
+
+{#- The boundary to the jar, declared once: every table function of the extension the package calls
+    (udfs/scala/.../SparkClusteringInjections.scala), with its arguments in the jar's order. The jar
+    reads every argument as a constant string (a list: an array of strings), so a value is passed
+    as a literal of its text. -#}
+{% macro _extension_table_functions() %}
+    {{ return({
+        'drop_sidecar_table': ['table'],
+        'format_committed_rows': ['table', 'format', 'version'],
+        'format_data_files': ['table', 'format'],
+        'format_rewrite_commit': ['table', 'format', 'lease_token', 'staging_table', 'staging_dir', 'read_version',
+                                  'validated_rows', 'cluster_by', 'replaced_files'],
+        'format_rewrite_recover': ['table', 'format', 'lease_token', 'staging_table'],
+        'kdtree_fit': ['rows_sql', 'boxes_sql', 'files', 'splits'],
+        'observed_workload': ['table'],
+        'recluster_commit': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'validated_bytes', 'replaced_files'],
+        'recluster_data_files': ['table'],
+        'recluster_recover': ['table', 'lease_token', 'staging_table'],
+        'recluster_stage_pending': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'select_sql', 'columns',
+                                    'partition_columns', 'format'],
+        'swap_staging_table': ['table', 'lease_token', 'what'],
+        'table_lease_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
+        'table_lease_check': ['lease_token', 'what'],
+        'table_lease_release': ['token_or_owner_prefix', 'by_owner'],
+        'write_file_stats': ['table', 'rebuild'],
+    }) }}
+{% endmacro %}
+
+
+{#- Call the extension's table function `name` with its arguments by name (`arguments`: every
+    declared one; a relation passes as schema.table, a list as an array of strings, a boolean as
+    true/false) and return its rows as dicts by column name. `columns`: what to select (default
+    all); `tail`: SQL after the call (order by, limit). A session without the function stops with
+    an error naming it, before the call. -#}
+{% macro _call_extension(name, arguments, columns=none, tail='') %}
+    {%- set declared = spark_clustering._extension_table_functions()[name] -%}
+    {%- for key in arguments if key not in declared -%}
+        {{ exceptions.raise_compiler_error("spark_clustering: " ~ name ~ " has no argument '" ~ key ~ "' (its arguments: " ~ declared | join(', ') ~ ")") }}
+    {%- endfor -%}
+    {%- if not spark_clustering._has_extension_function(name) -%}
+        {{ spark_clustering._missing_extension('spark_clustering', [name]) }}
+    {%- endif -%}
+    {%- set literals = [] -%}
+    {%- for key in declared -%}
+        {%- if key not in arguments -%}
+            {{ exceptions.raise_compiler_error("spark_clustering: " ~ name ~ " called without its argument '" ~ key ~ "'") }}
+        {%- endif -%}
+        {%- set value = arguments[key] -%}
+        {%- if value is boolean -%}
+            {%- do literals.append("'" ~ (value | string | lower) ~ "'") -%}
+        {%- elif value is string or value is number -%}
+            {%- do literals.append(spark_clustering._sql_literal(value | string, name)) -%}
+        {%- elif value.identifier is defined -%}
+            {#- a relation -#}
+            {%- do literals.append(spark_clustering._sql_literal(value.schema ~ '.' ~ value.identifier, name)) -%}
+        {%- else -%}
+            {%- set items = [] -%}
+            {%- for item in value -%}{%- do items.append(spark_clustering._sql_literal(item | string, name)) -%}{%- endfor -%}
+            {%- do literals.append('array(' ~ items | join(', ') ~ ')') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set result = run_query('select ' ~ (columns | join(', ') if columns else '*') ~ ' from ' ~ name ~ '('
+                               ~ literals | join(', ') ~ ')' ~ ((' ' ~ tail) if tail else '')) -%}
+    {%- set rows = [] -%}
+    {%- for row in result.rows -%}
+        {%- set named = {} -%}
+        {%- for column in result.column_names -%}{%- do named.update({column: row[loop.index0]}) -%}{%- endfor -%}
+        {%- do rows.append(named) -%}
+    {%- endfor -%}
+    {{ return(rows) }}
 {% endmacro %}
 
 

@@ -89,7 +89,7 @@
     without it the table is dropped and its directory left, as Spark does. -#}
 {% macro _drop_sidecar(relation) %}
     {%- if spark_clustering._has_extension_function('drop_sidecar_table') -%}
-        {%- do run_query("select * from drop_sidecar_table(" ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'drop') ~ ")") -%}
+        {%- do spark_clustering._call_extension('drop_sidecar_table', {'table': relation}) -%}
         {%- do adapter.cache_dropped(relation) -%}
     {%- else -%}
         {% do adapter.drop_relation(relation) %}

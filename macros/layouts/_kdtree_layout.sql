@@ -135,7 +135,7 @@
         {#- the same trees, fit on the driver in one pass (KdTreeFit.scala): one query instead of one a level -#}
         {%- set fit = spark_clustering._kdtree_fit_native(sample, cluster_cols, ids, num_files, counted, types, splits) -%}
         {%- for row in fit -%}
-            {%- do cuts[row[0] | int].update({row[1] | string: [row[2] | int, row[3]]}) -%}
+            {%- do cuts[row.tree | int].update({row.node | string: [row.column | int, row.literal]}) -%}
         {%- endfor -%}
     {%- else -%}
     {%- set hits = [] -%}
@@ -280,9 +280,6 @@
         {%- do box_rows.append('(' ~ fields | join(', ') ~ ')') -%}
     {%- endfor -%}
     {%- set boxes_sql = ('select * from values ' ~ box_rows | join(', ')) if box_rows else '' -%}
-    {%- set splits_sql = [] -%}
-    {%- for split in splits -%}{%- do splits_sql.append(spark_clustering._sql_literal(split, 'kdtree_fit')) -%}{%- endfor -%}
-    {{ return(run_query('select tree, node, column, literal from kdtree_fit(' ~ spark_clustering._sql_literal(rows_sql, 'kdtree_fit')
-                        ~ ', ' ~ spark_clustering._sql_literal(boxes_sql, 'kdtree_fit') ~ ', ' ~ num_files ~ ', array('
-                        ~ splits_sql | join(', ') ~ '))').rows) }}
+    {{ return(spark_clustering._call_extension('kdtree_fit', {'rows_sql': rows_sql, 'boxes_sql': boxes_sql, 'files': num_files,
+                                                              'splits': splits}, ['tree', 'node', 'column', 'literal'])) }}
 {% endmacro %}

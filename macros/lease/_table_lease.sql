@@ -11,13 +11,12 @@
     {%- if not spark_clustering._has_extension_function('table_lease_acquire') -%}{{ return(none) }}{%- endif -%}
     {%- set wait = wait_seconds -%}
     {%- set owner = 'dbt ' ~ invocation_id ~ ' ' ~ what -%}
-    {%- set row = run_query("select lease_token, waited_ms from table_lease_acquire("
-        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'lease') ~ ", "
-        ~ spark_clustering._sql_literal(owner, 'lease') ~ ", '" ~ wait ~ "', '" ~ scope ~ "')").rows[0] -%}
-    {%- if row[1] > 1000 -%}
-        {{ log('spark_clustering: ' ~ what ~ ': waited ' ~ (row[1] / 1000) | round(1) ~ ' s for the lease of ' ~ relation, info=true) }}
+    {%- set row = spark_clustering._call_extension('table_lease_acquire',
+            {'table': relation, 'owner': owner, 'wait_seconds': wait, 'scope': scope}, ['lease_token', 'waited_ms'])[0] -%}
+    {%- if row.waited_ms > 1000 -%}
+        {{ log('spark_clustering: ' ~ what ~ ': waited ' ~ (row.waited_ms / 1000) | round(1) ~ ' s for the lease of ' ~ relation, info=true) }}
     {%- endif -%}
-    {{ return(row[0]) }}
+    {{ return(row.lease_token) }}
 {% endmacro %}
 
 
@@ -25,15 +24,14 @@
     still this run's with half a ttl left. -#}
 {% macro _table_lease_check(token, what) %}
     {%- if token -%}
-        {%- do run_query("select held from table_lease_check(" ~ spark_clustering._sql_literal(token, 'lease') ~ ", "
-                         ~ spark_clustering._sql_literal(what, 'lease') ~ ")") -%}
+        {%- do spark_clustering._call_extension('table_lease_check', {'lease_token': token, 'what': what}, ['held']) -%}
     {%- endif -%}
 {% endmacro %}
 
 
 {% macro _table_lease_release(token) %}
     {%- if token -%}
-        {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal(token, 'lease') ~ ", 'false')") -%}
+        {%- do spark_clustering._call_extension('table_lease_release', {'token_or_owner_prefix': token, 'by_owner': false}, ['released']) -%}
     {%- endif -%}
 {% endmacro %}
 
@@ -42,7 +40,7 @@
     up here, so a long-lived Spark (Thrift server, notebook) does not keep renewing it. -#}
 {% macro _release_run_leases() %}
     {%- if execute and spark_clustering._has_extension_function('table_lease_acquire') -%}
-        {%- do run_query("select released from table_lease_release(" ~ spark_clustering._sql_literal('dbt ' ~ invocation_id ~ ' ', 'lease') ~ ", 'true')") -%}
+        {%- do spark_clustering._call_extension('table_lease_release', {'token_or_owner_prefix': 'dbt ' ~ invocation_id ~ ' ', 'by_owner': true}, ['released']) -%}
     {%- endif -%}
     {{ return('') }}
 {% endmacro %}

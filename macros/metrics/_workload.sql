@@ -69,15 +69,14 @@
 {% macro _resolve_workload(workload, relation) %}
     {%- if workload is not string -%}{{ return(workload) }}{%- endif -%}
     {%- if relation is none or not spark_clustering._has_extension_function('observed_workload') -%}{{ return(none) }}{%- endif -%}
-    {%- set rows = run_query("select box, queries from observed_workload("
-        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'cluster_workload')
-        ~ ") order by queries desc, box limit 200").rows -%}
+    {%- set rows = spark_clustering._call_extension('observed_workload', {'table': relation}, ['box', 'queries'],
+                                                    'order by queries desc, box limit 200') -%}
     {%- set ns = namespace(total=0) -%}
-    {%- for row in rows -%}{%- set ns.total = ns.total + row[1] | int -%}{%- endfor -%}
+    {%- for row in rows -%}{%- set ns.total = ns.total + row.queries | int -%}{%- endfor -%}
     {%- set boxes = [] -%}
     {%- for row in rows -%}
-        {%- set box = fromjson(row[0]) -%}
-        {%- for _ in range([1, (400 * (row[1] | int) / ns.total) | round | int] | max) -%}{%- do boxes.append(box) -%}{%- endfor -%}
+        {%- set box = fromjson(row.box) -%}
+        {%- for _ in range([1, (400 * (row.queries | int) / ns.total) | round | int] | max) -%}{%- do boxes.append(box) -%}{%- endfor -%}
     {%- endfor -%}
     {{ return(boxes if boxes else none) }}
 {% endmacro %}

@@ -11,9 +11,10 @@
     interrupted run left go (its staged data files are orphans for VACUUM / remove_orphan_files,
     or the table's own files when it had committed). -#}
 {% macro _recluster_recover_format(relation, settings, lease) %}
-    {%- for row in run_query("select run_id, action from format_rewrite_recover('" ~ settings.table_name ~ "', '"
-                             ~ settings.cfg.file_format ~ "', '" ~ lease ~ "', '" ~ settings.table_name ~ "__sc_recluster')").rows -%}
-        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ': ' ~ row[1], info=true) }}
+    {%- for row in spark_clustering._call_extension('format_rewrite_recover', {'table': settings.table_name,
+            'format': settings.cfg.file_format, 'lease_token': lease, 'staging_table': settings.table_name ~ '__sc_recluster'},
+            ['run_id', 'action']) -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row.run_id ~ ': ' ~ row.action, info=true) }}
     {%- endfor -%}
 {% endmacro %}
 
@@ -59,14 +60,14 @@
         {{ spark_clustering._recluster_rewrite_mismatch(relation, settings, lease, source_view, staged, plan) }}
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
-    {%- set committed = run_query("select * from format_rewrite_commit('" ~ settings.table_name ~ "', '" ~ fmt ~ "', '"
-        ~ lease ~ "', '" ~ staging.schema ~ "." ~ staging.identifier ~ "', " ~ spark_clustering._sql_literal(staging_dir, 'recluster')
-        ~ ", '" ~ state.table_version ~ "', '" ~ staged.row_count ~ "', " ~ spark_clustering._sql_literal(plan.cluster_by | join(','), 'recluster')
-        ~ ", array(" ~ paths | join(', ') ~ "))").rows[0] -%}
+    {%- set committed = spark_clustering._call_extension('format_rewrite_commit', {'table': settings.table_name, 'format': fmt,
+            'lease_token': lease, 'staging_table': staging, 'staging_dir': staging_dir, 'read_version': state.table_version,
+            'validated_rows': staged.row_count, 'cluster_by': plan.cluster_by | join(','),
+            'replaced_files': selection.files | map(attribute='path') | list})[0] -%}
     {% call statement('spark_clustering_recluster_drop_source') -%}
         drop view if exists {{ source_view }}
     {%- endcall %}
-    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
-               'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
-               'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed.status,
+               'files_replaced': committed.files_removed | int, 'files_written': committed.files_added | int, 'rows': staged.row_count,
+               'bytes_removed': committed.bytes_removed | int, 'bytes_written': committed.bytes_added | int}) }}
 {% endmacro %}

@@ -9,19 +9,20 @@
     {%- set format_table = settings.cfg.file_format in ['delta', 'iceberg'] -%}
     {%- if format_table -%}
         {#- the current snapshot's files, from the format's log / manifests, and its version -#}
-        {%- set listing = run_query("select file_path, file_size, modification_time, table_version, from_build from format_data_files('"
-                                    ~ settings.table_name ~ "', '" ~ settings.cfg.file_format ~ "')") -%}
+        {%- set listing = spark_clustering._call_extension('format_data_files', {'table': settings.table_name, 'format': settings.cfg.file_format},
+                                                           ['file_path', 'file_size', 'modification_time', 'table_version', 'from_build']) -%}
     {%- else -%}
-        {%- set listing = run_query("select file_path, file_size, modification_time from recluster_data_files('" ~ settings.table_name ~ "')") -%}
+        {%- set listing = spark_clustering._call_extension('recluster_data_files', {'table': settings.table_name},
+                                                           ['file_path', 'file_size', 'modification_time']) -%}
     {%- endif -%}
     {%- set build_write_id = (settings.detail.properties or {}).get('spark_clustering.build_write_id') -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
     {%- set ns_version = namespace(value=none) -%}
-    {%- for row in listing.rows -%}
-        {%- set path = row[0] -%}
+    {%- for row in listing -%}
+        {%- set path = row.file_path -%}
         {%- if format_table -%}
-            {%- set ns_version.value = row[3] | int -%}
+            {%- set ns_version.value = row.table_version | int -%}
             {#- a format rewrite's files lie in its staging directory sc-l<level>-<run>/ (Delta:
                 <table>/sc-l1-<run>/[<partition>/]part-*, Iceberg: <table>/data/sc-l1-<run>/data/[<partition>/]*);
                 the scope is the partition, from the path's key=value segments -#}
@@ -44,7 +45,7 @@
         {%- if name.startswith('sc-l') and parts | length >= 3 -%}
             {%- set level = parts[1][1:] | int -%}
             {%- set run = parts[2].split('.')[0] -%}
-        {%- elif (format_table and row[4]) or (not format_table and from_build) -%}
+        {%- elif (format_table and row.from_build) or (not format_table and from_build) -%}
             {#- written by the table's last clustered_table build (the version it committed is in the
                 table's properties, spark_clustering.build_version; on a plain table the id of the job
                 that wrote its files, spark_clustering.build_write_id): one clustered run, as a recluster's -#}
@@ -54,7 +55,7 @@
             {%- set level = 0 -%}
             {%- set run = none -%}
         {%- endif -%}
-        {%- set file = {'path': path, 'size': row[1] | int, 'mtime': row[2] | int, 'rows': 0, 'ranges': none, 'level': level,
+        {%- set file = {'path': path, 'size': row.file_size | int, 'mtime': row.modification_time | int, 'rows': 0, 'ranges': none, 'level': level,
                         'run': run, 'scope': scope} -%}
         {%- do files.append(file) -%}
         {%- do by_path.update({path: file}) -%}

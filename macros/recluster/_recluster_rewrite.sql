@@ -5,11 +5,11 @@
     staging under a previous location of the table (the leftover staging table points there), then
     drop the leftover staging table. -#}
 {% macro _recluster_recover(relation, settings, lease) %}
-    {%- for row in run_query("select run_id, action from recluster_recover('" ~ settings.table_name ~ "', '"
-                             ~ lease ~ "', '" ~ settings.table_name ~ "__sc_recluster')").rows -%}
-        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row[0] ~ ' ' ~ row[1], info=true) }}
+    {%- for row in spark_clustering._call_extension('recluster_recover', {'table': settings.table_name, 'lease_token': lease,
+            'staging_table': settings.table_name ~ '__sc_recluster'}, ['run_id', 'action']) -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': interrupted run ' ~ row.run_id ~ ' ' ~ row.action, info=true) }}
     {%- endfor -%}
-    {%- do run_query("select * from drop_sidecar_table('" ~ settings.table_name ~ "__sc_recluster')") -%}
+    {%- do spark_clustering._call_extension('drop_sidecar_table', {'table': settings.table_name ~ '__sc_recluster'}) -%}
 {% endmacro %}
 
 
@@ -27,7 +27,7 @@
     {%- for file in selection.files -%}
         {%- do paths.append(spark_clustering._sql_literal(file.path, 'recluster')) -%}
         {#- the commit replaces a file only while it is exactly what was read -#}
-        {%- do replaced.append(spark_clustering._sql_literal(file.size ~ ':' ~ file.mtime ~ ':' ~ file.path, 'recluster')) -%}
+        {%- do replaced.append(file.size ~ ':' ~ file.mtime ~ ':' ~ file.path) -%}
     {%- endfor -%}
 
     {% call statement('spark_clustering_recluster_source') -%}
@@ -65,16 +65,15 @@
     {%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_validate') }}
     {#- proof of what is committed: the lease, the validated bytes, each replaced file as it was read -#}
-    {%- set committed = run_query("select * from recluster_commit('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
-        ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', '" ~ staged.file_bytes ~ "', array("
-        ~ replaced | join(', ') ~ "))").rows[0] -%}
+    {%- set committed = spark_clustering._call_extension('recluster_commit', {'table': settings.table_name, 'lease_token': lease,
+            'staging_dir': staging_location, 'file_prefix': prefix, 'validated_bytes': staged.file_bytes, 'replaced_files': replaced})[0] -%}
     {% do adapter.drop_relation(staging) %}
     {% call statement('spark_clustering_recluster_drop_source') -%}
         drop view if exists {{ source_view }}
     {%- endcall %}
-    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed[0],
-               'files_replaced': committed[2] | int, 'files_written': committed[1] | int, 'rows': staged.row_count,
-               'bytes_removed': committed[4] | int, 'bytes_written': committed[3] | int}) }}
+    {{ return({'run_id': run_id, 'level': selection.level, 'status': committed.status,
+               'files_replaced': committed.files_removed | int, 'files_written': committed.files_added | int, 'rows': staged.row_count,
+               'bytes_removed': committed.bytes_removed | int, 'bytes_written': committed.bytes_added | int}) }}
 {% endmacro %}
 
 
@@ -84,19 +83,15 @@
     says the store cannot (not S3A, magic paths disabled, a partition outside the table's
     location): the caller stages files to be moved in. -#}
 {% macro _recluster_stage_pending(settings, lease, staging_location, prefix, plan) %}
-    {%- set columns = [] -%}
-    {%- for name in plan.column_names -%}{%- do columns.append(spark_clustering._sql_literal(name, 'recluster')) -%}{%- endfor -%}
-    {%- set partition_columns = [] -%}
-    {%- for name in settings.cfg.partition_by -%}{%- do partition_columns.append(spark_clustering._sql_literal(name, 'recluster')) -%}{%- endfor -%}
-    {%- set row = run_query("select * from recluster_stage_pending('" ~ settings.table_name ~ "', '" ~ lease ~ "', "
-        ~ spark_clustering._sql_literal(staging_location, 'recluster') ~ ", '" ~ prefix ~ "', "
-        ~ spark_clustering._sql_literal(plan.select_sql, 'recluster') ~ ", array(" ~ columns | join(', ') ~ "), array("
-        ~ partition_columns | join(', ') ~ "), '" ~ settings.cfg.file_format ~ "')").rows[0] -%}
-    {%- if row[0] == 'pending' -%}
-        {{ return({'row_count': row[1] | int, 'hash_sum': row[2] | int, 'hash_xor': row[3] | int, 'file_bytes': row[4] | int}) }}
+    {%- set row = spark_clustering._call_extension('recluster_stage_pending', {'table': settings.table_name, 'lease_token': lease,
+            'staging_dir': staging_location, 'file_prefix': prefix, 'select_sql': plan.select_sql, 'columns': plan.column_names,
+            'partition_columns': settings.cfg.partition_by, 'format': settings.cfg.file_format})[0] -%}
+    {%- if row.status == 'pending' -%}
+        {{ return({'row_count': row.row_count | int, 'hash_sum': row.hash_sum | int, 'hash_xor': row.hash_xor | int,
+                   'file_bytes': row.file_bytes | int}) }}
     {%- endif -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': staging files to move in, which copies them ('
-           ~ row[0] ~ ')', info=true) }}
+           ~ row.status ~ ')', info=true) }}
     {{ return(none) }}
 {% endmacro %}
 

@@ -36,11 +36,9 @@
 
 {#- The write_file_stats table function on `relation` (the extension must be loaded), as a dict. -#}
 {% macro _run_write_file_stats(relation, rebuild=false) %}
-    {%- set row = run_query("select * from write_file_stats("
-        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'write_file_stats') ~ ", '"
-        ~ (rebuild | string | lower) ~ "')").rows[0] -%}
-    {%- set columns_scanned = fromjson(row[7]) if row[7] is string else row[7] | list -%}
-    {{ return({'relation': relation | string, 'files': row[1] | int, 'files_scanned': row[2] | int,
-               'sidecar': row[3], 'elapsed_ms': row[4] | int, 'rows': row[5] | int, 'bytes': row[6] | int,
+    {%- set row = spark_clustering._call_extension('write_file_stats', {'table': relation, 'rebuild': rebuild})[0] -%}
+    {%- set columns_scanned = fromjson(row.columns_scanned) if row.columns_scanned is string else row.columns_scanned | list -%}
+    {{ return({'relation': relation | string, 'files': row.files | int, 'files_scanned': row.files_scanned | int,
+               'sidecar': row.sidecar, 'elapsed_ms': row.elapsed_ms | int, 'rows': row.rows | int, 'bytes': row.bytes | int,
                'columns_scanned': columns_scanned}) }}
 {% endmacro %}

@@ -234,10 +234,9 @@
     {%- if version is none or not spark_clustering._has_extension_function('format_committed_rows') -%}
         {{ return(none) }}
     {%- endif -%}
-    {%- set rows = run_query("select row_count from format_committed_rows("
-        ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'validate') ~ ", '"
-        ~ file_format ~ "', " ~ version ~ ")").rows -%}
-    {{ return(none if rows[0][0] is none else rows[0][0] | int) }}
+    {%- set row = spark_clustering._call_extension('format_committed_rows', {'table': relation, 'format': file_format, 'version': version},
+                                                   ['row_count'])[0] -%}
+    {{ return(none if row.row_count is none else row.row_count | int) }}
 {% endmacro %}
 
 

@@ -57,9 +57,8 @@
 {% macro _write_id_of_files(relation) %}
     {%- if not spark_clustering._has_extension_function('recluster_commit') -%}{{ return(none) }}{%- endif -%}
     {%- set ids = [] -%}
-    {%- for row in run_query("select file_path from recluster_data_files("
-                             ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'clustered_table') ~ ")").rows -%}
-        {%- set found = modules.re.match('^part-[0-9]+-([0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})', row[0].split('/') | last) -%}
+    {%- for row in spark_clustering._call_extension('recluster_data_files', {'table': relation}, ['file_path']) -%}
+        {%- set found = modules.re.match('^part-[0-9]+-([0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})', row.file_path.split('/') | last) -%}
         {%- do ids.append(found.group(1) if found else none) -%}
     {%- endfor -%}
     {{ return(ids[0] if ids and none not in ids and ids | unique | list | length == 1 else none) }}

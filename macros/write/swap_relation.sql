@@ -26,10 +26,8 @@
     {%- endif -%}
     {%- if one_call -%}
         {#- one round trip instead of six (lease check, 2 renames, backup drop, release) -#}
-        {%- do run_query("select * from swap_staging_table("
-            ~ spark_clustering._sql_literal(target.schema ~ '.' ~ target.identifier, 'swap') ~ ", "
-            ~ spark_clustering._sql_literal(lease or '', 'swap') ~ ", "
-            ~ spark_clustering._sql_literal(what or ('swap of ' ~ target), 'swap') ~ ")") -%}
+        {%- do spark_clustering._call_extension('swap_staging_table', {'table': target, 'lease_token': lease or '',
+                                                                      'what': what or ('swap of ' ~ target)}) -%}
         {#- dbt's relation cache, as the renames and the drop of the SQL path leave it -#}
         {%- if existing is not none -%}{%- do adapter.cache_renamed(target, backup) -%}{%- endif -%}
         {%- do adapter.cache_renamed(staging, target) -%}
