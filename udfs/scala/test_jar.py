@@ -6,7 +6,8 @@ the recluster journal), tested in one JVM without a Spark session, in seconds.
      build/scala-test/jars, fetched with Maven once (skipped when exactly those files are there);
   2. the extension's jar of the default line (build_jar.py; skips when up to date);
   3. the suites compiled with the same scalac (pyspark's jars/) against that jar, into
-     build/scala-test/classes (skipped when a stamp of the sources, this script and the jar matches);
+     build/scala-test/spark-clustering-unit-suites.jar (skipped when a stamp of the sources, this
+     script and the jar matches; taken from the cache when compiled from the same inputs before);
   4. every `*Test` class run by org.junit.runner.JUnitCore.
 
 Prints JUnit's report, then `N passed, N failed` alone on the last line; exits non-zero on a failure.
@@ -23,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +40,8 @@ SUMS = HERE / "test" / "SHA256SUMS"
 OUT = REPO / "build" / "scala-test"
 RUNNER_JARS = OUT / "jars"
 CLASSES = OUT / "classes"
-STAMP = OUT / "classes.sha256"
+SUITES_JAR = OUT / "spark-clustering-unit-suites.jar"
+STAMP = OUT / "spark-clustering-unit-suites.jar.sha256"
 
 
 def sha256(path: Path) -> str:
@@ -71,6 +74,8 @@ def runner_jars() -> list[Path]:
 
 
 def compile_suites(line: str, extension: Path, classpath: list[Path], force: bool) -> None:
+    """SUITES_JAR from the sources, compiled only when they, this script or the extension's jar
+    changed; one built from the same inputs before (a clean clone: CI) is taken from the cache."""
     sources = sorted(TESTS.rglob("*.scala"))
     if not sources:
         sys.exit(f"unit suites: no sources under {TESTS.relative_to(REPO)}")
@@ -82,13 +87,20 @@ def compile_suites(line: str, extension: Path, classpath: list[Path], force: boo
         digest.update(f"{path.relative_to(REPO)}\n".encode())
         digest.update(path.read_bytes())
     want = digest.hexdigest()
-    if not force and CLASSES.is_dir() and STAMP.exists() and STAMP.read_text().strip() == want:
-        print("unit suites: classes up to date")
+    OUT.mkdir(parents=True, exist_ok=True)
+    if not force and SUITES_JAR.exists() and STAMP.exists() and STAMP.read_text().strip() == want:
+        print("unit suites: up to date")
+        return
+    cached = lines.cache_dir() / "jars" / f"{SUITES_JAR.stem}-{want[:16]}.jar"
+    if not force and cached.exists():
+        shutil.copyfile(cached, SUITES_JAR)
+        STAMP.write_text(want + "\n")
+        print("unit suites: from the cache (same sources and jar as when they were compiled)")
         return
     shutil.rmtree(CLASSES, ignore_errors=True)  # no stale classes of renamed tests
     CLASSES.mkdir(parents=True)
     cp = ":".join(map(str, classpath))
-    print(f"unit suites: compiling {len(sources)} Scala file(s) -> {CLASSES.relative_to(REPO)}", flush=True)
+    print(f"unit suites: compiling {len(sources)} Scala file(s) -> {SUITES_JAR.relative_to(REPO)}", flush=True)
     start = time.monotonic()
     proc = subprocess.run([build_jar.tool("java"), "-Xss8m", "-cp", cp, "scala.tools.nsc.Main", "-classpath", cp,
                            "-d", str(CLASSES), "-deprecation", "-feature", *map(str, sources)],
@@ -100,14 +112,19 @@ def compile_suites(line: str, extension: Path, classpath: list[Path], force: boo
         sys.exit(f"unit suites: compile FAILED after {time.monotonic() - start:.1f}s")
     if output:
         print(output)
+    build_jar.write_jar(CLASSES, SUITES_JAR)
     STAMP.write_text(want + "\n")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(SUITES_JAR, cached.with_suffix(".tmp"))
+    cached.with_suffix(".tmp").replace(cached)
     print(f"unit suites: compiled in {time.monotonic() - start:.1f}s")
 
 
 def suite_classes() -> list[str]:
     """The top-level classes named *Test (JUnit's runner is given each by name)."""
-    return sorted(str(p.relative_to(CLASSES).with_suffix("")).replace("/", ".")
-                  for p in CLASSES.rglob("*Test.class") if "$" not in p.name)
+    with zipfile.ZipFile(SUITES_JAR) as jar:
+        return sorted(name[:-len(".class")].replace("/", ".") for name in jar.namelist()
+                      if name.endswith("Test.class") and "$" not in name)
 
 
 def main() -> int:
@@ -125,7 +142,7 @@ def main() -> int:
     # bundle among them would slow the JVM's start
     compile_suites(line, extension, spark_jars + lines.compile_jars(line) + [extension] + junit, args.force)
     classes = suite_classes()
-    cp = ":".join(map(str, [CLASSES, extension, *junit, *spark_jars]))
+    cp = ":".join(map(str, [SUITES_JAR, extension, *junit, *spark_jars]))
     start = time.monotonic()
     proc = subprocess.run([build_jar.tool("java"), "-Xss8m", "-cp", cp, "org.junit.runner.JUnitCore", *classes],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
