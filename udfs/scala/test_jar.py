@@ -61,7 +61,8 @@ def runner_jars() -> list[Path]:
               flush=True)
         tmp = RUNNER_JARS.with_name("jars.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run([build_jar.tool("mvn"), "-q", "-B", "-Dstyle.color=never",
+        mvn = shutil.which("mvn") or sys.exit("unit suites: `mvn` not found (Maven fetches JUnit once; install Maven)")
+        subprocess.run([mvn, "-q", "-B", "-Dstyle.color=never",
                         "--strict-checksums", "-f", str(POM), "dependency:copy-dependencies",
                         f"-DoutputDirectory={tmp}"], check=True)
         bad = sorted(name for name, digest in want.items() if not (tmp / name).exists() or sha256(tmp / name) != digest)
@@ -161,6 +162,9 @@ def main() -> int:
         return proc.returncode or 1
     print(f"unit suites: {len(classes)} classes in {elapsed:.1f}s")
     print(f"{run - failures} passed, {failures} failed")
+    if run == 0:
+        print("unit suites: JUnit ran no test", file=sys.stderr)
+        return 1
     return 1 if failures or proc.returncode else 0
 
 
