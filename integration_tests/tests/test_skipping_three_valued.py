@@ -2,8 +2,10 @@
 
 For every expression form the evaluator accepts (=, <, <=, >, >=, <=>, IN with values, NULLs, only
 NULLs or none, Spark's InSet, IS [NOT] NULL, startswith, a boolean column, order-preserving casts,
-boolean literals) on every supported type, alone, under NOT and in AND / OR combinations, over files
-whose rows are all one value, all NULL, a value and NULL, or a range:
+boolean literals) on every supported type, alone (every form) and under NOT and in AND / OR
+combinations (samples: the logic of NOT / AND / OR over the forms' facts is checked without Spark by
+the jar's unit suite, FileSkippingPredicateTest), over files whose rows are all one value, all NULL,
+a value and NULL, or a range:
 
   - the files the rule keeps (its file index, skipping on) hold every file where Spark evaluates the
     predicate TRUE for some row (Spark's own answer: the predicate as a projected column, rule off);
@@ -184,10 +186,12 @@ def in_sets(c: str) -> list[Pred]:
     return [Pred(f"{c} IN ({wide})", True), Pred(f"{c} IN ({wide}, cast(null as {COLUMNS[c][0]}))", True)]
 
 
-def predicates(rng: random.Random, with_in_sets: bool, sample: int | None = None) -> list[Pred]:
+def predicates(rng: random.Random, with_in_sets: bool, sample: int | None = None, combined: bool = True) -> list[Pred]:
     """Every leaf and its NOT, then AND / OR of two random leaves (a quarter as many), or a random
-    `sample` of all that."""
+    `sample` of all that; `combined=False`: every leaf alone."""
     by_column = {c: leaves(c, rng) + (in_sets(c) if with_in_sets else []) for c in NAMES}
+    if not combined:
+        return [p for c in NAMES for p in by_column[c]]
     out = []
     for c in NAMES:
         for p in by_column[c]:
@@ -323,11 +327,14 @@ def test_alike_files_exact_as_spark(session):
     session.sql(f"select * from write_file_stats('{table}', true)").collect()
     summary = sk.explain_summary(session, f"select * from {table} where i > 0")
     assert summary is not None and summary["sidecar"] == len(FILES), summary
-    preds = predicates(random.Random(SEED), with_in_sets=False)
-    assert len(preds) > 1200
+    # every form on every type as written: planned by the rule and exact on the alike files. NOT, AND
+    # and OR over the forms are three-valued logic over the same facts: the jar's unit suite checks
+    # that against Spark's evaluation of each row, the samples below through Spark
+    preds = predicates(random.Random(SEED), with_in_sets=False, combined=False)
+    assert len(preds) > 800
     with confs(session, RAW_FORMS):
         seen = check(session, table, files, preds, exact=True, context=f"{fmt}, sidecar, forms as written")
-    assert seen["exact checked"] > 1000, seen
+    assert seen["exact checked"] > 800, seen
     # the rule did skip: far fewer files kept than listed
     assert seen["files kept"] < 0.6 * len(FILES) * seen["predicates"], seen
 
