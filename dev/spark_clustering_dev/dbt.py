@@ -30,6 +30,8 @@ class DbtRun:
     result: Any
     exception: BaseException | None
     messages: list[str] = field(default_factory=list)
+    # every warning dbt logged during the invocation (event name: message), e.g. a deprecation
+    warnings: list[str] = field(default_factory=list)
 
     def node_results(self) -> dict[str, Any]:
         """node name -> RunResult, for `run`/`build`/`test`/`seed` (not hooks, e.g. the package's on-run-end)."""
@@ -98,8 +100,14 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
     full = [*args, *common, "--target", target]
     if vars:
         full += ["--vars", json.dumps(vars)]
-    res = dbtRunner().invoke(full)
-    run = DbtRun(full, bool(res.success), res.result, res.exception, _messages(res.result, res.exception))
+    warnings: list[str] = []
+
+    def collect_warnings(event) -> None:
+        if event.info.level == "warn":
+            warnings.append(f"{event.info.name}: {event.info.msg}")
+
+    res = dbtRunner(callbacks=[collect_warnings]).invoke(full)
+    run = DbtRun(full, bool(res.success), res.result, res.exception, _messages(res.result, res.exception), warnings)
     if run.success != expect_success:
         if expect_success:
             raise DbtError(full, run.messages or ["(dbt reported no message)"])
