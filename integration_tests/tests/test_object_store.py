@@ -290,9 +290,11 @@ def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
     """dbt's `s3` target (integration_tests/profiles.yml) in a process of its own, where dbt-spark
     creates the session from the target's parameters alone (harness/s3_target_child.py): the
     example's source, a clustered model with its generic tests (tight files), and the incremental
-    model, appended to and reclustered. Every table lies in the bucket's warehouse; the clustered
-    and incremental tables hold exactly the source's rows; the clustered model was written at a
-    build location; the recluster left no staging, pending upload or upload in progress."""
+    model, appended to and reclustered. The target keeps S3A's committers from aborting pending
+    uploads (fs.s3a.committer.abort.pending.uploads=false, as docs/object_stores.md recommends).
+    Every table lies in the bucket's warehouse; the clustered and incremental tables hold exactly
+    the source's rows; the clustered model was written at a build location; the recluster left no
+    staging, pending upload or upload in progress."""
     bucket = s3.create_bucket("it-s3-target")
     schema = "it_s3_target"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_ROOT": str(REPO),
@@ -310,6 +312,8 @@ def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
     out = json.loads(line.removeprefix("s3_target: "))
     assert out["conf"]["spark.sql.warehouse.dir"] == f"s3a://{bucket}/warehouse", out["conf"]
     assert "SparkClusteringExtensions" in out["conf"]["spark.sql.extensions"], out["conf"]
+    # S3A's committer of the append leaves the recluster's pending uploads alone (docs/object_stores.md)
+    assert out["hadoop"]["fs.s3a.committer.abort.pending.uploads"] == "false", out["hadoop"]
     tables = out["tables"]
     source = tables["telemetry_events"]["fingerprint"]
     assert source[0] == 20000
