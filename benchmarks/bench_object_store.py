@@ -130,8 +130,8 @@ def main() -> int:
     server = S3Server(BENCH / "s3-server").start()
     try:
         server.create_bucket(BUCKET)
-        # the observed workload off: its flush (a GET and a PUT of the table's slot every 2 s while
-        # queries arrive, from a background thread) would land in the queries' request counts
+        # the observed workload off: its flush (a HEAD, a GET and a PUT of the table's slot every 2 s
+        # while queries arrive, from a background thread) would land in the queries' request counts
         spark = get_spark(WORK / "bench_object_store", app_name="bench_object_store", s3_endpoint=server.endpoint,
                           extra_conf={"spark.sparkclustering.workload.record": "false"})
         spark.sql(f"drop database if exists {SCHEMA} cascade")

@@ -30,7 +30,9 @@ def main(plan: dict) -> None:
             vars={**vars_, "telemetry_increment": 9, "telemetry_recluster": {"max_average_depth": 1.5}})
     spark = SparkSession.builder.getOrCreate()  # the session dbt-spark created (in its own thread)
     conf = spark.sparkContext.getConf()
-    out = {"conf": {k: conf.get(k, "") for k in ("spark.sql.warehouse.dir", "spark.sql.extensions")}, "tables": {}}
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    out = {"conf": {k: conf.get(k, "") for k in ("spark.sql.warehouse.dir", "spark.sql.extensions")},
+           "hadoop": {k: hadoop.get(k) for k in ("fs.s3a.committer.abort.pending.uploads",)}, "tables": {}}
     for name in ("telemetry_events", "telemetry_hilbert", "telemetry_incremental"):
         table = f"{schema}.{name}"
         info = {r[0]: r[1] for r in spark.sql(f"describe table extended {table}").collect()}

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from harness.plans import skipping_summary
 from harness.storage import database_location, database_on, names
 from harness.storage import location as storage_location
 from spark_clustering_dev.layout import fingerprint, file_ranges
@@ -314,6 +315,47 @@ def test_a_rebuild_with_cluster_swap_location_points_the_table_at_its_new_files(
     assert len(set(locations)) == 3, locations
     spark.sql(f"alter table {s}.{alias} rename to {s}.{alias}_renamed")
     assert_same_rows(spark, v3, f"{s}.{alias}_renamed")
+
+
+@pytest.mark.parametrize("swap, location_root", [("location", False), ("rename", False), ("rename", True)])
+def test_a_table_over_the_same_directory_in_another_catalog_after_a_rebuild(spark, dbt, s, tmp_path, swap,
+                                                                            location_root):
+    """A second reader with a catalog of its own (another Spark's metastore) registers the table
+    over its directory; here a table of another name stands for it. A build at a new location
+    (`cluster_swap: location`, the default on an object store; every build of a `location_root`
+    model) deletes the directory that table points at: its cached listing fails on a deleted file,
+    and once refreshed it reads no rows, with no error, until it is pointed at the new location. A
+    `rename` swap leaves the table's directory where it was: REFRESH TABLE is enough
+    (docs/concurrency.md, "Readers with a catalog of their own")."""
+    alias = f"reread_{swap}" + ("_root" if location_root else "")
+    v1 = make_table(spark, f"{s}.{alias}_v1", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(3000)")
+    v2 = make_table(spark, f"{s}.{alias}_v2", "select id, cast(id % 10 as int) as a, cast(id % 7 as int) as b from range(4000)")
+    case = {"num_files": 3, "swap": swap, **({"location_root": str(tmp_path / "root")} if location_root else {})}
+    build(dbt, v1, alias, **case)
+    first = table_location(spark, f"{s}.{alias}")
+    reader = f"{s}.{alias}_reader"
+    spark.sql(f"drop table if exists {reader}")
+    spark.sql(f"create table {reader} using parquet location '{first}'")
+    assert_same_rows(spark, v1, reader)
+    build(dbt, v2, alias, **case)
+    second = table_location(spark, f"{s}.{alias}")
+    if swap == "location" or location_root:
+        assert second != first and not names(spark, first), (first, second)
+        # its listing, cached before the rebuild, names deleted files
+        with pytest.raises(Exception) as err:
+            spark.sql(f"select count(*) from {reader}").collect()
+        assert "FileNotFoundException" in str(err.value) or "FILE_NOT_EXIST" in str(err.value), str(err.value)[:2000]
+        spark.sql(f"refresh table {reader}")
+        assert spark.sql(f"select count(*) from {reader}").first()[0] == 0  # a missing directory reads as empty
+        spark.sql(f"alter table {reader} set location '{second}'")
+    else:
+        assert second == first
+        spark.sql(f"refresh table {reader}")
+    assert_same_rows(spark, v2, reader)
+    # the build's statistics lie in its directory, keyed by paths relative to it: that catalog's
+    # scans skip files with them too
+    summary = skipping_summary(spark.sql(f"explain select * from {reader} where a = 3").first()[0])
+    assert summary["sidecar"] == summary["total"] == 3, summary
 
 
 def test_recovery_rolls_forward_a_validated_staging_table(spark, dbt, s):

@@ -399,3 +399,50 @@ def test_a_lease_file_read_while_it_is_rewritten_counts_as_held(spark, s):
             str(err.value)[:2000]
     finally:
         torn.unlink(missing_ok=True)  # the fault this test catches deletes it
+
+
+def acquire_waited_ms(session, table: str, owner: str, wait_seconds: float) -> tuple[str, int]:
+    row = session.sql(f"select lease_token, waited_ms from table_lease_acquire('{table}', '{owner}', "
+                      f"'{wait_seconds}', 'name')").first()
+    return row[0], row[1]
+
+
+def test_waited_ms_counts_only_the_time_another_writer_held_the_lease(spark, s):
+    """`waited_ms` (dbt logs `waited <s> s for the lease` from it) is the time a writer waited while
+    another held the lease, not the time taking it took: on S3 a free lease costs a few requests,
+    and once a second. Free, but 1.5 s spent inside the acquisition (held at the step before the
+    lease file is created): 0. Held by another writer for 2 s after the waiter started: about that."""
+    table = f"{s}.lease_waited"
+    make_table(spark, table, files=1, rows_per_file=10)
+    slow = spark.newSession()  # its own SQL conf: only its acquire stops at the step
+    slow.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
+    thread, outcome = run_until_paused(slow, "before_lease_create", "lease",
+                                       lambda: acquire_waited_ms(slow, table, "race slow", 30))
+    time.sleep(1.5)
+    slow.conf.set("spark.sparkclustering.test.release", "before_lease_create")
+    thread.join(timeout=60)
+    slow.conf.unset("spark.sparkclustering.test.pauseAt")
+    assert "lease" in outcome, outcome
+    token, waited = outcome["lease"]
+    give_up_lease(slow, token)
+    assert waited == 0, f"no other writer held the lease, yet waited_ms = {waited}"
+
+    holder = take_lease(spark, table, "race holder", 0)
+    outcome = {}
+
+    def wait_for_it():
+        outcome["lease"] = acquire_waited_ms(spark, table, "race waiter", 30)
+
+    waiter = threading.Thread(target=wait_for_it)
+    started = time.monotonic()
+    waiter.start()
+    time.sleep(2.0)
+    give_up_lease(spark, holder)
+    held_ms = (time.monotonic() - started) * 1000  # an upper bound of the time the waiter saw it held
+    waiter.join(timeout=60)
+    assert "lease" in outcome, "the waiter did not get the lease once the holder gave it up"
+    token, waited = outcome["lease"]
+    give_up_lease(spark, token)
+    # from its first look (after its statement was planned) to its first look after the release,
+    # at most one poll (0.1 s) late
+    assert 1000 <= waited <= held_ms + 300, f"held {held_ms:.0f} ms by another writer, waited_ms = {waited}"

@@ -422,3 +422,29 @@ def test_with_a_delete_delay_a_reader_planned_before_a_commit_does_not_fail(spar
     assert not reads["errors"], reads["errors"][:2]
     assert not reads["wrong"] and reads["exact"] >= 6, reads
     assert w.rows() == expected
+
+
+def test_explain_names_the_index_each_scan_lists_through(spark, s):
+    """What docs/concurrency.md says EXPLAIN's `Location:` shows for a plain table: the commit view
+    under every scan, named by itself without a filter data skipping can use, by the skipping index
+    on top of it with one; with the view and skipping both off, Spark's own index."""
+    table = f"{s}.explained"
+    make_table(spark, table, files=2)
+
+    def location_of(session, query):
+        plan = session.sql(f"explain {query}").first()[0]
+        return plan.split("Location: ", 1)[1].split("(", 1)[0]
+
+    session = reader(spark)
+    whole, filtered = f"select * from {table}", f"select * from {table} where a < 100"
+    assert location_of(session, whole) == "CommitAwareFileIndex"
+    assert location_of(session, f"select count(*) from {table}") == "CommitAwareFileIndex"
+    assert location_of(session, filtered) == "DataSkippingFileIndex"
+    session.conf.set("spark.sparkclustering.skipping.enabled", "false")
+    assert location_of(session, filtered) == "CommitAwareFileIndex"
+    session.conf.set(VIEW, "false")
+    assert location_of(session, filtered) == "InMemoryFileIndex"
+    session.conf.set("spark.sparkclustering.skipping.enabled", "true")
+    # the view, off, passes Spark's listing through, under the skipping index
+    assert location_of(session, filtered) == "DataSkippingFileIndex"
+    assert location_of(session, whole) == "InMemoryFileIndex"

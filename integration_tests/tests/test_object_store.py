@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -153,6 +154,40 @@ def test_the_observed_workload_of_a_table_in_a_bucket_keeps_counting(spark, s3, 
     assert len(slots) == 1 and slots[0].endswith(".json"), slots  # no tmp file left beside it
 
 
+def test_a_flush_of_the_observed_workload_costs_a_head_a_get_and_a_put(spark, s3, s3_schema):
+    """What recording the workload costs on S3 (docs/workload_layouts.md): each flush that has new
+    boxes of a table reads its slot file and writes it back, a HEAD (S3A's open), a GET and a PUT;
+    the first, with no slot file yet, a HEAD answered 404 and a PUT. Counted in the S3 server's own
+    log, by the slot file's key. (It was 5, the first 4: an exists() before the open cost a second
+    HEAD, or a LIST when the file was missing, and S3A's create probed for a directory at the path
+    with a LIST.)"""
+    table = f"{s3_schema}.flush_cost"
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"""create table {table} using parquet tblproperties ('spark_clustering.cluster_by' = 'a,b')
+        as select id as a, id % 7 as b from range(100)""")
+    workload = spark._jvm.org.apache.spark.sql.sparkclustering.ObservedWorkload
+
+    def flushed(query) -> list[tuple[str, int]]:
+        """(request, status) of the flushes of the box `query` records, in order."""
+        before = len(s3.statuses())
+        spark.sql(query).collect()
+        workload.flush()  # or waits for the background flush that took the box
+        time.sleep(0.5)  # the server logs a request after answering it
+        slot = "/_spark_clustering_workload/flush_cost/"
+        out = []
+        for method, path, status in s3.statuses()[before:]:
+            if slot in unquote(path):
+                out.append(("LIST" if method == "GET" and "prefix=" in path else method, status))
+        return out
+
+    assert flushed(f"select count(*) from {table} where a < 50") == [("HEAD", 404), ("PUT", 200)]
+    for query in (f"select count(*) from {table} where a < 50", f"select count(*) from {table} where b = 3"):
+        requests = flushed(query)
+        # S3A reads with a ranged GET: 206
+        assert [m for m, _ in requests] == ["HEAD", "GET", "PUT"] and all(200 <= c < 300 for _, c in requests), requests
+    assert sorted(r[0] for r in spark.sql(f"select queries from observed_workload('{table}')").collect()) == [1, 2]
+
+
 def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3_schema, tmp_path):
     """Two writers, each its own Spark JVM and metastore, take and give up one table's lease on S3
     LEASE_ROUNDS times each, with random pauses. A lease generation is an object created with a
@@ -255,9 +290,11 @@ def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
     """dbt's `s3` target (integration_tests/profiles.yml) in a process of its own, where dbt-spark
     creates the session from the target's parameters alone (harness/s3_target_child.py): the
     example's source, a clustered model with its generic tests (tight files), and the incremental
-    model, appended to and reclustered. Every table lies in the bucket's warehouse; the clustered
-    and incremental tables hold exactly the source's rows; the clustered model was written at a
-    build location; the recluster left no staging, pending upload or upload in progress."""
+    model, appended to and reclustered. The target keeps S3A's committers from aborting pending
+    uploads (fs.s3a.committer.abort.pending.uploads=false, as docs/object_stores.md recommends).
+    Every table lies in the bucket's warehouse; the clustered and incremental tables hold exactly
+    the source's rows; the clustered model was written at a build location; the recluster left no
+    staging, pending upload or upload in progress."""
     bucket = s3.create_bucket("it-s3-target")
     schema = "it_s3_target"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_ROOT": str(REPO),
@@ -275,6 +312,8 @@ def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
     out = json.loads(line.removeprefix("s3_target: "))
     assert out["conf"]["spark.sql.warehouse.dir"] == f"s3a://{bucket}/warehouse", out["conf"]
     assert "SparkClusteringExtensions" in out["conf"]["spark.sql.extensions"], out["conf"]
+    # S3A's committer of the append leaves the recluster's pending uploads alone (docs/object_stores.md)
+    assert out["hadoop"]["fs.s3a.committer.abort.pending.uploads"] == "false", out["hadoop"]
     tables = out["tables"]
     source = tables["telemetry_events"]["fingerprint"]
     assert source[0] == 20000

@@ -212,8 +212,9 @@ object TableLease {
 
   /**
    * Take the lease of every directory in `dirs` (in order) for `owner`, waiting up to `waitMs` for a
-   * live holder; returns (token, milliseconds waited). Throws, naming the holder, when the wait
-   * runs out; then no lease is held.
+   * live holder; returns (token, milliseconds waited while another writer held a lease: not the
+   * time taking a free lease costs). Throws, naming the holder, when the wait runs out; then no
+   * lease is held.
    */
   def acquire(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
       what: String): (String, Long) = {
@@ -225,25 +226,31 @@ object TableLease {
     val h = Held(holder(start), conf, spark.sparkContext, sessionId(spark), ttl, maxHoldMs(spark), idleMs(spark))
     held.put(token, h)
     startRenewer()
+    // from the start of each look that found a live holder to the start of the next look (looks
+    // that find the lease free are not waiting): what waitMs bounds and waited_ms reports
+    var waited = 0L
+    var heldSince: Option[Long] = None
     try {
       dirs.foreach { dir =>
         val fs = fsOf(dir, conf)
         var file: Option[Path] = None
         while (file.isEmpty) {
           val now = System.currentTimeMillis()
+          heldSince.foreach(since => waited += now - since)
+          heldSince = None
           val gens = generations(fs, dir)
           val live = gens.lastOption.flatMap { case (_, p) => liveHolder(fs, p, ttl, now) }
           if (live.flatten.exists(h => releaseIfLeftOver(spark, h, owner))) {
             // released: look again
           } else live match {
             case Some(h) =>
-              val waited = now - start
               if (waited >= waitMs) {
                 throw SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
                   waited / 1000.0, ttl / 1000)
               }
               // a short poll: a holder that takes the lease again right after giving it up would
               // otherwise win nearly every time against a waiter that sleeps longer
+              heldSince = Some(now)
               Thread.sleep(math.min(100L, math.max(20L, waitMs - waited)))
             case None =>
               val n = gens.lastOption.map(_._1).getOrElse(0L) + 1
@@ -279,7 +286,7 @@ object TableLease {
         release(token)
         throw e
     }
-    (token, System.currentTimeMillis() - start)
+    (token, waited)
   }
 
   /** dbt runs its invocations one after another on an embedded session, so a lease that another

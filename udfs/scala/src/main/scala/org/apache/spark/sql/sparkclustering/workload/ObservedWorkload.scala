@@ -32,7 +32,8 @@ import org.apache.spark.sql.types._
  * rebuild that swaps the table keeps its history); each file holds at most MaxBoxes distinct boxes
  * (the least recently seen go first). Recording never fails a query and costs it no I/O: boxes
  * are counted in memory and a background thread merges them into the files every FlushMillis
- * (and before observed_workload reads, and at JVM exit). Off with
+ * (and before observed_workload reads, and at JVM exit): on S3A a HEAD, a GET and a PUT per table
+ * with new boxes (docs/workload_layouts.md). Off with
  * spark.sparkclustering.workload.record=false; forget a table's history by deleting its directory.
  */
 object ObservedWorkload extends Logging {
@@ -181,22 +182,23 @@ object ObservedWorkload extends Logging {
     case _ => array.add(Cast(l, StringType, Some(SQLConf.get.sessionLocalTimeZone)).eval().toString)
   }
 
+  private val PerformanceCreateOption = "fs.s3a.create.performance"
+
   private def slotFile(dir: Path): Path = new Path(dir, s"slot-$slot.json")
 
   /** box JSON -> (queries, last seen ms) of one slot file; empty when it is missing or unreadable. */
   private def read(fs: org.apache.hadoop.fs.FileSystem, file: Path): mutable.LinkedHashMap[String, (Long, Long)] = {
     val out = mutable.LinkedHashMap.empty[String, (Long, Long)]
-    if (fs.exists(file)) {
-      val in = fs.open(file)
-      try {
-        scala.io.Source.fromInputStream(in, "UTF-8").getLines().foreach { line =>
-          try {
-            val node = mapper.readTree(line)
-            out(mapper.writeValueAsString(node.get("box"))) = (node.get("queries").asLong(), node.get("last").asLong())
-          } catch { case NonFatal(_) => } // a torn line costs that box only
-        }
-      } finally in.close()
-    }
+    // open alone, no exists() first: on S3A each is a HEAD
+    val in = try fs.open(file) catch { case _: java.io.FileNotFoundException => return out }
+    try {
+      scala.io.Source.fromInputStream(in, "UTF-8").getLines().foreach { line =>
+        try {
+          val node = mapper.readTree(line)
+          out(mapper.writeValueAsString(node.get("box"))) = (node.get("queries").asLong(), node.get("last").asLong())
+        } catch { case NonFatal(_) => } // a torn line costs that box only
+      }
+    } finally in.close()
     out
   }
 
@@ -249,8 +251,9 @@ object ObservedWorkload extends Logging {
     val bytes = text.toString.getBytes(StandardCharsets.UTF_8)
     if (ObjectStore.is(fs)) {
       // an object appears whole when its upload completes, and S3A's rename (a copy) refuses an
-      // existing destination: overwrite in place
-      val out = fs.create(file, true)
+      // existing destination: overwrite in place. S3A's performance create skips its LIST for a
+      // directory at the path (this path is only ever a file); other stores ignore the option.
+      val out = fs.createFile(file).overwrite(true).recursive().opt(PerformanceCreateOption, true).build()
       try out.write(bytes) finally out.close()
     } else {
       fs.mkdirs(dir)
