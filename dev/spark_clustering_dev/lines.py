@@ -1,10 +1,11 @@
 """The Spark lines the jar is built for (spark_lines/lines.json) and where each line's pieces live.
 
 One jar per line, `build/spark-clustering-udfs_<line>_<scala>.jar`, compiled against that line's
-pyspark (its own virtualenv) and the Delta / Iceberg / S3A jars of that line. The default line is
-the project's own venv (`.venv`, requirements.lock) and jars (jars/pom.xml, build/jars); every other
-line has `spark_lines/<line>/` (requirements.lock, pom.xml, SHA256SUMS), a virtualenv in the cache
-(kept between clean clones, keyed by its lock file) and its compile jars in `build/lines/<line>/jars`.
+pyspark (its own virtualenv) and the Delta / Iceberg / hadoop-aws jars of that line. The default line
+is the project's own venv (`.venv`, requirements.lock) and jars (jars/pom.xml and
+jars/compile/pom.xml, in build/jars); every other line has `spark_lines/<line>/` (requirements.lock,
+pom.xml, SHA256SUMS), a virtualenv in the cache (kept between clean clones, keyed by its lock file)
+and its compile jars in `build/lines/<line>/jars`.
 
 Used by scripts/setup (through `python -m spark_clustering_dev.lines`), udfs/scala/build_jar.py, the
 tests and the benchmarks.
@@ -85,10 +86,13 @@ def pyspark_jars(line: str) -> Path:
 
 def compile_jars(line: str) -> list[Path]:
     """The Maven jars the line's extension compiles against (Delta, Iceberg, hadoop-aws and the AWS SDK
-    classes it names), fetched by scripts/setup from jars/pom.xml (default line) or
-    spark_lines/<line>/pom.xml."""
-    root = BUILD / "jars" if line == default_line() else BUILD / "lines" / line / "jars"
-    return sorted(root.rglob("*.jar"))
+    classes it names), fetched by scripts/setup: for the default line build/jars (jars/pom.xml) and
+    build/jars/compile (jars/compile/pom.xml), never build/jars/s3 (S3A's runtime jars, there only
+    after scripts/setup --s3: the jar and its fingerprint must not depend on them); for another line
+    build/lines/<line>/jars (spark_lines/<line>/pom.xml)."""
+    if line == default_line():
+        return sorted((BUILD / "jars").glob("*.jar")) + sorted((BUILD / "jars" / "compile").glob("*.jar"))
+    return sorted((BUILD / "lines" / line / "jars").glob("*.jar"))
 
 
 def main(argv: list[str]) -> int:

@@ -32,8 +32,10 @@ def _jar_name(line: str) -> str:
 # This interpreter's Spark line (its pyspark) and the jar built for it (spark_clustering_dev.lines).
 SPARK_LINE = _running_line()
 JAR = BUILD / _jar_name(SPARK_LINE)
-# The Delta Lake, Iceberg and S3A jars scripts/setup copies from Maven Central (jars/pom.xml): the
-# default Spark line's, which the tests and benchmarks run; the other lines' smoke tests use none.
+# The Delta Lake and Iceberg jars scripts/setup copies from Maven Central (jars/pom.xml), S3A's in s3/
+# (jars/s3/pom.xml, scripts/setup --s3) and in compile/ what the extension compiles against, which
+# no session loads: the default Spark line's, which the tests and benchmarks run; the other lines'
+# smoke tests use none.
 FORMAT_JARS = BUILD / "jars"
 # Git-ignored scratch space for warehouses, metastores and server logs.
 WORK = BUILD / "work"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from spark_clustering_dev.paths import FORMAT_JARS, WORK
 
-# hadoop-aws + the AWS SDK bundle + spark-hadoop-cloud (jars/pom.xml; scripts/setup puts them apart
-# from the format jars). With spark-hadoop-cloud on the classpath Spark 4 commits S3A writes with
-# S3A's magic committer by itself: no copy per written file.
+# hadoop-aws + the AWS SDK bundle + spark-hadoop-cloud (jars/s3/pom.xml; only scripts/setup --s3 and
+# --all-lines fetch them, apart from the format jars). With spark-hadoop-cloud on the classpath
+# Spark 4 commits S3A writes with S3A's magic committer by itself: no copy per written file.
 S3_JARS = FORMAT_JARS / "s3"
 # set by the harness for child processes: the endpoint their sessions point S3A at
 S3_ENDPOINT_ENV = "SPARK_CLUSTERING_S3_ENDPOINT"
@@ -39,7 +39,7 @@ def s3a_conf(endpoint: str, no_conditional_create: tuple[str, ...] = (NO_CONDITI
     jars = sorted(str(p) for p in S3_JARS.glob("*.jar"))
     if len(jars) != 3:
         raise FileNotFoundError(f"hadoop-aws, the AWS SDK bundle and spark-hadoop-cloud are not in {S3_JARS}: "
-                                "run scripts/setup")
+                                "run scripts/setup --s3")
     conf = {
         "spark.hadoop.fs.s3a.endpoint": endpoint,
         "spark.hadoop.fs.s3a.endpoint.region": REGION,

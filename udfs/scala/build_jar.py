@@ -11,7 +11,8 @@ No sbt (and so no network): scalac runs as `java -cp <pyspark jars> scala.tools.
   src/entry/java           SparkClusteringExtensions, the class Spark loads: it checks the running
                            Spark line against this jar's before anything else loads
 It compiles against the line's pyspark jars (its virtualenv, spark_clustering_dev.lines) and the
-Maven jars of the line (Delta, Iceberg, hadoop-aws; scripts/setup fetches them first), and writes
+Maven jars of the line (Delta, Iceberg, hadoop-aws; scripts/setup fetches them first; never S3A's
+runtime jars, which only some set-ups fetch), and writes
 `spark-clustering-build.properties` (the line, its Scala, the jar's name) into the jar.
 
 Skips the compile when a stamp (sha256 of the sources, this script, the line and its pyspark)
@@ -66,8 +67,8 @@ def fingerprint(line: str, version: str, files: list[Path], jars: list[Path]) ->
     digest.update(f"spark {line} pyspark {version} {json.dumps(lines.spec(line), sort_keys=True)}\n".encode())
     for path in [Path(__file__).resolve(), *files, *jars]:
         digest.update(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path.name}\n".encode())
-        # a fetched jar by its name and size (scripts/setup verified its bytes): hashing a 640 MB
-        # SDK bundle at every build would cost seconds
+        # a fetched jar by its name and size (scripts/setup verified its bytes against its pom's
+        # SHA256SUMS): no need to hash them again at every build
         digest.update(str(path.stat().st_size).encode() if path.suffix == ".jar" else path.read_bytes())
     return digest.hexdigest()
 

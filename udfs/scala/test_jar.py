@@ -139,8 +139,7 @@ def main() -> int:
     extension = lines.jar(line)
     spark_jars = sorted(p for p in lines.pyspark_jars(line).glob("*.jar") if p.is_file())
     # compiled as build_jar.py compiles the jar (its Maven jars too: scalac may need the types its
-    # classes name), run without them: the pure code needs pyspark's jars only, and the AWS SDK
-    # bundle among them would slow the JVM's start
+    # classes name), run without them: the pure code needs pyspark's jars only
     compile_suites(line, extension, spark_jars + lines.compile_jars(line) + [extension] + junit, args.force)
     classes = suite_classes()
     cp = ":".join(map(str, [SUITES_JAR, extension, *junit, *spark_jars]))
