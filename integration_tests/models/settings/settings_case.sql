@@ -9,6 +9,11 @@
     meta=var('settings_meta', {}),
     **var('settings_config', {})
 ) }}
--- clustering_config: {{ tojson(spark_clustering.clustering_config()) if execute and var('settings_alias', none) else '' }}
-select id, cast(pmod(id * 7, 100) as int) as a, cast(pmod(id * 13, 50) as int) as b, cast(pmod(id, 2) as int) as p
+{%- set resolved = spark_clustering.clustering_config() if execute and var('settings_alias', none) else '' %}
+-- clustering_config: {{ tojson(resolved) if resolved else '' }}
+select
+    id,
+    cast(pmod(id * 7, 100) as int) as a,
+    cast(pmod(id * 13, 50) as int) as b,
+    cast(pmod(id, 2) as int) as p
 from range(2000)
