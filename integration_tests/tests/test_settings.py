@@ -88,7 +88,7 @@ def test_every_declared_key_reaches_the_build_and_recluster(spark, dbt, dbt_sche
     detail = {r[0]: r[1] for r in spark.sql(f"describe table extended {dbt_schema}.{alias}").collect()}
     assert detail["Provider"].lower() == "orc", detail
     assert "p" in spark.sql(f"show partitions {dbt_schema}.{alias}").first()[0]
-    assert spark.table(f"{dbt_schema}.{alias}").count() == 2000
+    assert spark.table(f"{dbt_schema}.{alias}").count() == 4000
 
 
 def test_a_var_beats_the_model_and_an_unset_key_takes_its_default(dbt, dbt_schema, tmp_path):
