@@ -9,8 +9,9 @@
     boxes, 'observed' or none), swap, lease_wait_seconds, gate (recluster's), skip_recluster, layout
     (none; recluster sets the layout an `auto` table recorded), origins ({key: where its value came
     from})}. -#}
-{% macro clustering_config(source=none, subject=none, properties=none, arguments=none) %}
-    {%- set settings = spark_clustering._resolve_settings(
+{% macro clustering_config(source=none, subject=none, properties=none, arguments=none, resolved=none) %}
+    {#- `resolved`: the chain's answer when the caller has it already (recluster()), not asked twice -#}
+    {%- set settings = resolved if resolved is not none else spark_clustering._resolve_settings(
             source if source is not none else spark_clustering._current_model_config(), properties, arguments) -%}
     {%- set cfg_source = {} -%}
     {%- set origins = {} -%}

@@ -16,10 +16,7 @@
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set relation = spark_clustering._resolve_relation(relation, 'clustering_settings') -%}
     {%- set resolved = spark_clustering._recluster_settings(relation) -%}
-    {%- set node = spark_clustering._model_node_of(relation) -%}
-    {%- set arguments = {'file_format': resolved.detail.provider, 'partition_by': resolved.detail.partition_by} -%}
-    {%- set chain = spark_clustering._resolve_settings(node.config if node is not none else none,
-                                                       resolved.detail.properties, arguments) -%}
+    {%- set chain = resolved.settings -%}
     {%- set settings = {} -%}
     {%- for key, spec in spark_clustering._declared_settings().items() -%}
         {%- do settings.update({key: {'value': chain[key].value, 'origin': chain[key].origin,
@@ -27,7 +24,7 @@
     {%- endfor -%}
     {%- set cfg = {} -%}
     {%- for key, value in resolved.cfg.items() if key != 'layout' -%}{%- do cfg.update({key: value}) -%}{%- endfor -%}
-    {%- set result = {'relation': relation | string, 'model': node.name if node is not none else none,
+    {%- set result = {'relation': relation | string, 'model': resolved.model,
                       'settings': settings, 'config': cfg} -%}
     {%- do spark_clustering._print_if_run_operation('clustering_settings', result) -%}
     {{ return(result) }}

@@ -28,13 +28,13 @@
     {%- set arguments = {'cluster_by': columns, 'cluster_method': method,
                          'file_format': detail.provider, 'partition_by': detail.partition_by} -%}
     {%- set node_config = node.config if node is not none else none -%}
-    {%- set resolved_by = spark_clustering._resolve_settings(node_config, detail.properties, arguments).cluster_by -%}
-    {%- if resolved_by.value is none -%}
+    {%- set resolved = spark_clustering._resolve_settings(node_config, detail.properties, arguments) -%}
+    {%- if resolved.cluster_by.value is none -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ relation ~ " has no `cluster_by`: set it in the model's config (or under meta), "
             ~ "or pass it, e.g. --args '{relation: " ~ relation ~ ", columns: [event_time, device_id]}'") }}
     {%- endif -%}
-    {%- set cfg = spark_clustering.clustering_config(node_config or {}, subject, detail.properties, arguments) -%}
+    {%- set cfg = spark_clustering.clustering_config(subject=subject, resolved=resolved) -%}
     {#- an `auto` table keeps the layout its build chose (the workload is simulated on full builds) -#}
     {%- do cfg.update({'workload': spark_clustering._resolve_workload(cfg.workload, relation)}) -%}
     {%- if cfg.method == 'auto' -%}
@@ -65,7 +65,7 @@
         'cfg': cfg, 'detail': detail, 'label': (model.name if model is defined and model and this is defined else relation | string),
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
-        'skip': cfg.skip_recluster,
+        'skip': cfg.skip_recluster, 'settings': resolved, 'model': node.name if node is not none else none,
         'table_name': relation.schema ~ '.' ~ relation.identifier,
     }) }}
 {% endmacro %}
