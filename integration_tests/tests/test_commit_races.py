@@ -188,6 +188,14 @@ def run_until_paused(session, step: str, key: str, action) -> tuple[threading.Th
     return thread, outcome
 
 
+def acquire_paused_before_create(spark, key: str, acquire) -> tuple:
+    """`acquire(session)` on a session of its own (its own SQL conf: only its acquisition stops),
+    held at the step before the lease file is created: (session, thread, outcome), as run_until_paused."""
+    session = spark.newSession()
+    session.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
+    return (session, *run_until_paused(session, "before_lease_create", key, lambda: acquire(session)))
+
+
 def staged_round(spark, table, k=3, seed=1):
     """A writer holding the lease with copies of k files staged: (writer, token, staging, bytes, picked)."""
     w = Writer(spark, table, location(spark, table), "proof", seed)
@@ -359,10 +367,8 @@ def test_a_writer_that_stalls_while_taking_the_lease_never_shares_it(spark, s, t
     one in the two-catalog race.)"""
     table = f"{s}.lease_stall_{taken_meanwhile}"
     make_table(spark, table, files=1, rows_per_file=10)
-    stalled = spark.newSession()  # its own SQL conf: only its acquire stops at the step
-    stalled.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
-    thread, outcome = run_until_paused(stalled, "before_lease_create", "token",
-                                       lambda: take_lease(stalled, table, "race stalled", 1))
+    stalled, thread, outcome = acquire_paused_before_create(
+        spark, "token", lambda session: take_lease(session, table, "race stalled", 1))
     for i in range(taken_meanwhile):
         give_up_lease(spark, take_lease(spark, table, f"race meanwhile {i}", 0))
     holder = take_lease(spark, table, "race holder", 0)
@@ -414,10 +420,8 @@ def test_waited_ms_counts_only_the_time_another_writer_held_the_lease(spark, s):
     lease file is created): 0. Held by another writer for 2 s after the waiter started: about that."""
     table = f"{s}.lease_waited"
     make_table(spark, table, files=1, rows_per_file=10)
-    slow = spark.newSession()  # its own SQL conf: only its acquire stops at the step
-    slow.conf.set("spark.sparkclustering.test.pauseAt", "before_lease_create:wait")
-    thread, outcome = run_until_paused(slow, "before_lease_create", "lease",
-                                       lambda: acquire_waited_ms(slow, table, "race slow", 30))
+    slow, thread, outcome = acquire_paused_before_create(
+        spark, "lease", lambda session: acquire_waited_ms(session, table, "race slow", 30))
     time.sleep(1.5)
     slow.conf.set("spark.sparkclustering.test.release", "before_lease_create")
     thread.join(timeout=60)
