@@ -37,22 +37,19 @@
 {% macro _extension_table_functions() %}
     {{ return({
         'drop_sidecar_table': ['table'],
-        'format_committed_rows': ['table', 'format', 'version'],
-        'format_data_files': ['table', 'format'],
-        'format_rewrite_commit': ['table', 'format', 'lease_token', 'staging_table', 'staging_dir', 'read_version',
-                                  'validated_rows', 'cluster_by', 'replaced_files'],
-        'format_rewrite_recover': ['table', 'format', 'lease_token', 'staging_table'],
         'kdtree_fit': ['rows_sql', 'boxes_sql', 'files', 'splits'],
         'observed_workload': ['table'],
-        'recluster_commit': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'validated_bytes', 'replaced_files'],
-        'recluster_data_files': ['table'],
-        'recluster_recover': ['table', 'lease_token', 'staging_table'],
         'recluster_stage_pending': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'select_sql', 'columns',
                                     'partition_columns', 'format'],
         'swap_staging_table': ['table', 'lease_token', 'what'],
+        'table_committed_rows': ['table', 'version'],
+        'table_data_files': ['table'],
         'table_lease_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
         'table_lease_check': ['lease_token', 'what'],
         'table_lease_release': ['token_or_owner_prefix', 'by_owner'],
+        'table_rewrite_commit': ['table', 'lease_token', 'staging_table', 'staging_dir', 'file_prefix', 'read_version',
+                                 'validated_rows', 'validated_bytes', 'cluster_by', 'replaced_files'],
+        'table_rewrite_recover': ['table', 'lease_token', 'staging_table'],
         'write_file_stats': ['table', 'rebuild'],
     }) }}
 {% endmacro %}

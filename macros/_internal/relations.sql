@@ -97,16 +97,6 @@
 {% endmacro %}
 
 
-{#- Whether `relation` is an Iceberg table: Iceberg tables name a row's data file by the hidden
-    column `_file`, not Spark's `_metadata.file_path`. -#}
-{% macro _is_iceberg(relation) %}
-    {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(false) }}{%- endif -%}
-    {%- if relation.is_iceberg is defined and relation.is_iceberg -%}{{ return(true) }}{%- endif -%}
-    {%- set detail = spark_clustering._existing_table_detail(relation) -%}
-    {{ return(detail is not none and detail.provider == 'iceberg') }}
-{% endmacro %}
-
-
 {#- DESCRIBE's account of `relation` (_table_detail: provider, location, properties, ...); none at
     parse time, for a query or a table that does not exist (a query of it fails when it runs
     anyway). -#}

@@ -9,7 +9,7 @@
       'wait'            set the session conf spark.sparkclustering.test.reached=<point> and wait
                         (at most 10 minutes) until the test sets spark.sparkclustering.test.release=<point>,
                         so a test sharing the session can act as a concurrent writer at that step.
-    The jar's own steps inside recluster_commit and swap_staging_table (where, with the jar loaded,
+    The jar's own steps inside table_rewrite_commit and swap_staging_table (where, with the jar loaded,
     clustered_table.after_backup and clustered_table.after_promote happen) read the Spark conf
     spark.sparkclustering.test.pauseAt instead (docs/concurrency.md, "Test hooks"). -#}
 {% macro _test_hook(point) %}

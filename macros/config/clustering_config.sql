@@ -101,7 +101,7 @@
                 'use at most 100000 files per write; for a table that large set cluster_target_file_rows or cluster_target_file_bytes instead', max=100000, subject=subject) -%}
     {%- endif -%}
 
-    {%- set formats = ['parquet', 'orc', 'delta', 'iceberg'] -%}
+    {%- set formats = spark_clustering._table_providers() -%}
     {%- set file_format = cfg_source['file_format'] -%}
     {%- if file_format == 'hudi' -%}
         {{ spark_clustering._config_error('file_format', file_format, "Hudi tables are clustered by Hudi's own clustering "

@@ -6,49 +6,27 @@
     thresholds per scope; the commit replaces a file only while its size and mtime are as listed here. -#}
 {% macro _recluster_measure(relation, settings) %}
     {%- set columns = settings.cfg.cluster_by -%}
-    {%- set format_table = settings.cfg.file_format in ['delta', 'iceberg'] -%}
-    {%- if format_table -%}
-        {#- the current snapshot's files, from the format's log / manifests, and its version -#}
-        {%- set listing = spark_clustering._call_extension('format_data_files', {'table': settings.table_name, 'format': settings.cfg.file_format},
-                                                           ['file_path', 'file_size', 'modification_time', 'table_version', 'from_build']) -%}
-    {%- else -%}
-        {%- set listing = spark_clustering._call_extension('recluster_data_files', {'table': settings.table_name},
-                                                           ['file_path', 'file_size', 'modification_time']) -%}
-    {%- endif -%}
-    {%- set build_write_id = (settings.detail.properties or {}).get('spark_clustering.build_write_id') -%}
+    {#- every data file of the table as it is now (plain: listed in its directories; Delta / Iceberg:
+        the current snapshot's, from the format's log / manifests, with its version) -#}
+    {%- set listing = spark_clustering._call_extension('table_data_files', {'table': settings.table_name},
+                                                       ['file_path', 'file_size', 'modification_time', 'table_version', 'from_build']) -%}
     {%- set files = [] -%}
     {%- set by_path = {} -%}
     {%- set ns_version = namespace(value=none) -%}
     {%- for row in listing -%}
         {%- set path = row.file_path -%}
-        {%- if format_table -%}
-            {%- set ns_version.value = row.table_version | int -%}
-            {#- a format rewrite's files lie in its staging directory sc-l<level>-<run>/ (Delta:
-                <table>/sc-l1-<run>/[<partition>/]part-*, Iceberg: <table>/data/sc-l1-<run>/data/[<partition>/]*);
-                the scope is the partition, from the path's key=value segments -#}
-            {%- set relative = path[settings.detail.location | length:] if path.startswith(settings.detail.location) else path -%}
-            {%- set segments = relative.split('/')[:-1] -%}
-            {%- set staged = [] -%}
-            {%- set partition = [] -%}
-            {%- for segment in segments -%}
-                {%- if modules.re.match('^sc-l[0-9]+-', segment) -%}{%- do staged.append(segment) -%}{%- endif -%}
-                {%- if '=' in segment -%}{%- do partition.append(segment) -%}{%- endif -%}
-            {%- endfor -%}
-            {%- set name = staged[0] if staged else '' -%}
-            {%- set scope = settings.detail.location ~ '/' ~ partition | join('/') -%}
-        {%- else -%}
-            {%- set name = path.split('/')[-1] -%}
-            {%- set scope = path[:path.rfind('/')] -%}
-            {%- set from_build = build_write_id and name.startswith('part-') and ('-' ~ build_write_id ~ '-') in name -%}
-        {%- endif -%}
-        {%- set parts = name.split('-') -%}
-        {%- if name.startswith('sc-l') and parts | length >= 3 -%}
+        {%- if row.table_version is not none -%}{%- set ns_version.value = row.table_version | int -%}{%- endif -%}
+        {%- set place = settings.kind.file_place(path, row, settings) -%}
+        {%- set scope = place.scope -%}
+        {%- set parts = place.name.split('-') -%}
+        {%- if place.name.startswith('sc-l') and parts | length >= 3 -%}
             {%- set level = parts[1][1:] | int -%}
             {%- set run = parts[2].split('.')[0] -%}
-        {%- elif (format_table and row.from_build) or (not format_table and from_build) -%}
-            {#- written by the table's last clustered_table build (the version it committed is in the
-                table's properties, spark_clustering.build_version; on a plain table the id of the job
-                that wrote its files, spark_clustering.build_write_id): one clustered run, as a recluster's -#}
+        {%- elif place.from_build -%}
+            {#- written by the table's last clustered_table build (Delta / Iceberg: the version it
+                committed, in the table's property spark_clustering.build_version; plain: the id of
+                the job that wrote its files, spark_clustering.build_write_id): one clustered run, as
+                a recluster's -#}
             {%- set level = 1 -%}
             {%- set run = 'build' -%}
         {%- else -%}

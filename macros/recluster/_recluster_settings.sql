@@ -17,7 +17,8 @@
             ~ "the view reads (--args '{relation: <schema>.<table>}'), or materialize the model as incremental or "
             ~ "table (a view model cannot carry the recluster() post-hook).") }}
     {%- endif -%}
-    {%- if detail.provider not in ['parquet', 'orc', 'delta', 'iceberg'] -%}
+    {%- set kind = spark_clustering._table_kind(detail.provider) -%}
+    {%- if kind is none -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ subject ~ " is a '" ~ detail.provider ~ "' table; recluster rewrites parquet, orc, "
             ~ "Delta Lake and Iceberg tables" ~ (" (Hudi has its own clustering service)" if detail.provider == 'hudi' else "") ~ ".") }}
@@ -66,6 +67,6 @@
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
         'skip': cfg.skip_recluster, 'settings': resolved, 'model': node.name if node is not none else none,
-        'table_name': relation.schema ~ '.' ~ relation.identifier,
+        'table_name': relation.schema ~ '.' ~ relation.identifier, 'kind': kind,
     }) }}
 {% endmacro %}

@@ -14,12 +14,12 @@
       3. select: the scope's level-0 files plus the smallest runs, merged while a run has at most
          merge_ratio x the rows gathered so far (settled, large runs are left alone); a round
          without new files merges the two smallest runs;
-      4. rewrite the selection clustered into a hidden staging directory, validate row count +
-         checksum, and commit with recluster_commit (journaled file swap under the table's lease;
-         aborts when a file it replaces changed, docs/concurrency.md). On Delta Lake and Iceberg
-         tables the rewrite is committed by the format's own rewrite transaction instead
-         (_recluster_format_rewrite.sql, docs/table_formats.md), and a staging directory
-         sc-l<level>-<run>/ carries the level and run of the files in it.
+      4. rewrite the selection clustered into the staging of the table's kind (macros/tables/),
+         validate row count + checksum, and commit with table_rewrite_commit: on parquet/orc a
+         journaled file swap under the table's lease (aborts when a file it replaces changed,
+         docs/concurrency.md); on Delta Lake and Iceberg the format's own rewrite transaction
+         (docs/table_formats.md), where a staging directory sc-l<level>-<run>/ carries the level
+         and run of the files in it.
     Rounds repeat while the gate still fails, up to max_rounds (final: until it passes or nothing
     is left to merge). Returns '' (so it can be a hook); the outcome is logged at info level and,
     under run-operation, printed as one JSON line `recluster: {...}`. -#}
@@ -47,17 +47,13 @@
 
     {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
         off: that is about the rows the table holds, not about its layout. -#}
-    {%- set has_extension = spark_clustering._has_extension_function('recluster_commit') -%}
+    {%- set has_extension = spark_clustering._has_extension_function('table_rewrite_commit') -%}
     {%- set lease = none -%}
     {%- if has_extension -%}
         {#- one writer at a time: recovery below must never touch a live writer's staging -#}
         {%- set lease = spark_clustering._table_lease_acquire(relation, 'table', 'recluster ' ~ settings.label,
                 settings.cfg.lease_wait_seconds) -%}
-        {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
-            {%- do spark_clustering._recluster_recover_format(relation, settings, lease) -%}
-        {%- else -%}
-            {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
-        {%- endif -%}
+        {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
     {%- endif -%}
 
     {%- set switch = var('spark_clustering_recluster', true) -%}
@@ -75,7 +71,7 @@
 
     {%- if not has_extension -%}
         {%- do spark_clustering._missing_extension('recluster: ' ~ settings.label,
-                ['recluster_data_files', 'recluster_commit', 'recluster_recover'], 'set skip_recluster: true') -%}
+                ['table_data_files', 'table_rewrite_commit', 'table_rewrite_recover'], 'set skip_recluster: true') -%}
     {%- endif -%}
 
     {%- set limit = 64 if final else settings.max_rounds -%}
@@ -103,11 +99,7 @@
                        ~ ' -> rewriting ' ~ selection.files | length ~ ' of ' ~ ns.state.files | length ~ ' files ('
                        ~ selection.rows ~ ' rows, ' ~ selection.bytes ~ ' bytes)', info=true) }}
                 {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
-                {%- if settings.cfg.file_format in ['delta', 'iceberg'] -%}
-                    {%- set result = spark_clustering._recluster_rewrite_format(relation, ns.state, selection, settings, round_number, lease) -%}
-                {%- else -%}
-                    {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number, lease) -%}
-                {%- endif -%}
+                {%- set result = spark_clustering._recluster_rewrite(relation, ns.state, selection, settings, round_number, lease) -%}
                 {%- do outcome.rounds.append(result) -%}
                 {%- if result.status == 'committed' -%}
                     {%- set ns.committed = true -%}
@@ -134,11 +126,9 @@
                 'spark_clustering.layout_name': spark_clustering._layout_name(settings.cfg.layout) if settings.cfg.layout else '',
                 'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
         {%- endcall %}
-        {#- the rewritten files' statistics for data skipping (only files the sidecar lacks are read);
-            Delta and Iceberg keep them in their own log / manifests -#}
-        {%- if settings.cfg.file_format not in ['delta', 'iceberg'] -%}
-            {%- do spark_clustering._write_file_stats_after_write(relation, settings.cfg) -%}
-        {%- endif -%}
+        {#- e.g. a plain table's statistics sidecar for the rewritten files (Delta and Iceberg keep
+            them in their own log / manifests) -#}
+        {%- do settings.kind.after_rewrite(relation, settings.cfg) -%}
     {%- endif -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason

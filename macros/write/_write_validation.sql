@@ -55,9 +55,9 @@
     several jobs). clustered_table records it as spark_clustering.build_write_id: recluster() takes
     the files with it in their name for the build's one clustered run, not for new files. -#}
 {% macro _write_id_of_files(relation) %}
-    {%- if not spark_clustering._has_extension_function('recluster_commit') -%}{{ return(none) }}{%- endif -%}
+    {%- if not spark_clustering._has_extension_function('table_data_files') -%}{{ return(none) }}{%- endif -%}
     {%- set ids = [] -%}
-    {%- for row in spark_clustering._call_extension('recluster_data_files', {'table': relation}, ['file_path']) -%}
+    {%- for row in spark_clustering._call_extension('table_data_files', {'table': relation}, ['file_path']) -%}
         {%- set found = modules.re.match('^part-[0-9]+-([0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12})', row.file_path.split('/') | last) -%}
         {%- do ids.append(found.group(1) if found else none) -%}
     {%- endfor -%}

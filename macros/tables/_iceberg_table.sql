@@ -1,0 +1,108 @@
+{#- Iceberg tables: what differs from Delta (_format_table.sql holds what they share). -#}
+
+{% macro _iceberg_table_kind() %}
+    {%- set kind = spark_clustering._format_table_kind() -%}
+    {%- do kind.update({
+        'name': 'iceberg',
+        'version': spark_clustering._iceberg_table_version,
+        'version_known_before_commit': false,
+        'file_column': spark_clustering._iceberg_file_column,
+        'staging_dir': spark_clustering._iceberg_staging_dir,
+        'metadata_file_stats': spark_clustering._iceberg_metadata_file_stats,
+        'exact_stats_properties': spark_clustering._iceberg_exact_stats_properties,
+        'refuse_layout': spark_clustering._iceberg_refuse_layout,
+        'refuse_unbounded_columns': spark_clustering._table_kind_skips,
+        'restore_sql': spark_clustering._iceberg_restore_sql,
+    }) -%}
+    {{ return(kind) }}
+{% endmacro %}
+
+
+{#- The current snapshot id (a reserved table property): what time travel (VERSION AS OF) and
+    set_current_snapshot name; none before the first snapshot. -#}
+{% macro _iceberg_table_version(relation) %}
+    {%- set snapshot = spark_clustering._table_properties(relation).get('current-snapshot-id') -%}
+    {{ return(none if snapshot in [none, 'none', ''] else snapshot | int) }}
+{% endmacro %}
+
+
+{#- Iceberg names a row's data file by its own hidden column. -#}
+{% macro _iceberg_file_column(column_names) %}
+    {{ return('_file') }}
+{% endmacro %}
+
+
+{#- Under the table's data directory, named for the run's level and run (manifests keep the paths). -#}
+{% macro _iceberg_staging_dir(location, level, run_id) %}
+    {{ return(location ~ '/data/sc-l' ~ level ~ '-' ~ run_id) }}
+{% endmacro %}
+
+
+{#- Not rollback_to_snapshot: a REPLACE starts a new lineage, so the old snapshot is no ancestor. -#}
+{% macro _iceberg_restore_sql(relation, version) %}
+    {{ return("call spark_catalog.system.set_current_snapshot(table => "
+              ~ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'rollback') ~ ", snapshot_id => " ~ version ~ ")") }}
+{% endmacro %}
+
+
+{#- Iceberg bounds every primitive type, truncating them to 16 bytes by default: metrics mode `full`
+    for each clustering column, for this write and every later writer of the table. Its writer keeps
+    the package's distribution and order (it would otherwise ask Spark to shuffle a partitioned
+    table's rows by partition again). -#}
+{% macro _iceberg_exact_stats_properties(column_names, cluster_by) %}
+    {%- set properties = {'write.distribution-mode': 'none', 'write.spark.fanout.enabled': 'true'} -%}
+    {%- for name in cluster_by -%}
+        {%- do properties.update({'write.metadata.metrics.column.' ~ name: 'full'}) -%}
+    {%- endfor -%}
+    {{ return(properties) }}
+{% endmacro %}
+
+
+{#- A sort order the table declares is never replaced silently: Iceberg's writers and
+    rewrite_data_files would sort its files by it, and CREATE OR REPLACE would drop it. -#}
+{% macro _iceberg_refuse_layout(target, detail, cluster_by) %}
+    {%- if detail.properties.get('sort-order') -%}
+        {{ spark_clustering._config_error('cluster_by', cluster_by, "the Iceberg table " ~ target
+            ~ " declares the sort order " ~ detail.properties['sort-order'] ~ ": Iceberg's writers and rewrite_data_files "
+            ~ "would sort its files by that, and a rebuild would drop it. Run ALTER TABLE " ~ target ~ " WRITE UNORDERED "
+            ~ "to hand its layout to spark_clustering, or materialize the model as a table to keep the sort order", none) }}
+    {%- endif -%}
+{% endmacro %}
+
+
+{#- An Iceberg table's file statistics from its `files` metadata table (its manifests: no data file
+    is read), when they are exact for every column asked: the column's metrics mode is `full`
+    (what clustered_table and recluster set for the clustering columns), or `truncate(n)` on a
+    column that is neither string nor binary (only those are truncated); never for float/double
+    (Iceberg's bounds leave NaN out, Spark's max counts it as the largest value) and never while
+    the table has row-level delete files (the bounds and record counts would include deleted rows).
+    Otherwise '' and file_stats reads the rows. -#}
+{% macro _iceberg_metadata_file_stats(relation, column_list, detail) %}
+    {%- set properties = detail.properties -%}
+    {%- set columns_by_name = spark_clustering._columns_by_name(relation) -%}
+    {%- set default_mode = properties.get('write.metadata.metrics.default', 'truncate(16)') | lower -%}
+    {%- for name in column_list -%}
+        {%- set mode = properties.get('write.metadata.metrics.column.' ~ name, default_mode) | lower -%}
+        {%- set type = (columns_by_name.get(name | lower) or {}).get('type', '') -%}
+        {%- if type in ['float', 'double'] or not (mode == 'full' or (mode.startswith('truncate') and type not in ['string', 'binary'])) -%}
+            {{ return('') }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if run_query('select count(*) from ' ~ relation ~ '.delete_files').rows[0][0] | int > 0 -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set sql -%}
+select
+    file_path,
+    record_count as row_count
+    {%- for column_name in column_list %}
+    {%- set metrics = 'readable_metrics.' ~ spark_clustering._quoted_columns([column_name]) %},
+    {{ metrics }}.lower_bound as {{ spark_clustering._quoted_suffixed(column_name, '__min') }},
+    {{ metrics }}.upper_bound as {{ spark_clustering._quoted_suffixed(column_name, '__max') }},
+    {{ metrics }}.null_value_count as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
+    {%- endfor %}
+from {{ relation }}.files
+where content = 0 and record_count > 0
+    {%- endset -%}
+    {{ return(sql) }}
+{% endmacro %}

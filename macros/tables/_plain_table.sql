@@ -1,0 +1,121 @@
+{#- Plain tables (parquet, orc): no log of their own, so the package makes every write safe itself.
+    A build is written aside as a staging table, validated (row count, or an order-independent
+    checksum, against the model query) and swapped into place under the table's lease; the
+    previous table stays readable until the new one is complete (dbt-spark's `table` drops a
+    parquet table before rebuilding it). A recluster stages its files in a hidden directory of the
+    table (on S3A as pending uploads to their final names) and commits them with the jar's
+    journaled file swap (docs/concurrency.md). -#}
+
+{% macro _plain_table_kind() %}
+    {{ return({
+        'name': 'plain',
+        'build_begin': spark_clustering._plain_build_begin,
+        'build_write': spark_clustering._plain_build_write,
+        'version': spark_clustering._plain_table_version,
+        'file_column': spark_clustering._plain_file_column,
+        'file_place': spark_clustering._plain_file_place,
+        'staging_dir': spark_clustering._plain_staging_dir,
+        'stage': spark_clustering._plain_stage,
+        'metadata_file_stats': spark_clustering._table_kind_skips,
+        'after_rewrite': spark_clustering._write_file_stats_after_write,
+    }) }}
+{% endmacro %}
+
+
+{#- One writer of the package per table (a recluster of it waits, or it waits for one); then
+    finish or roll back whatever an interrupted run left, before reading the current state. -#}
+{% macro _plain_build_begin(target, cfg) %}
+    {%- set lease = spark_clustering._table_lease_acquire(target, 'name', 'clustered_table ' ~ model.name, cfg.lease_wait_seconds) -%}
+    {%- do spark_clustering.recover_swap(target) -%}
+    {{ return({'existing': adapter.get_relation(database=target.database, schema=target.schema, identifier=target.identifier),
+               'lease': lease}) }}
+{% endmacro %}
+
+
+{% macro _plain_build_write(target, existing, plan, cfg, lease) %}
+    {%- set staging = spark_clustering._sidecar_relation(target, 'staging') -%}
+    {%- set build_location = spark_clustering._build_location(target, cfg) -%}
+    {% call statement('main') -%}
+        {{ spark_clustering._create_clustered_table_as(staging, plan.select_sql, cfg, build_location) }}
+    {%- endcall %}
+    {%- do spark_clustering._test_hook('clustered_table.after_staging_write') -%}
+    {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
+        valid through the swap (the files do not move, or move with their directory); their
+        per-file row counts are what the copy's row count is checked with -#}
+    {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
+    {%- do spark_clustering._validate_staging(staging, plan, cfg, file_stats) -%}
+    {%- set released = spark_clustering.swap_relation(staging, target, existing, lease, 'clustered_table ' ~ model.name) -%}
+    {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}
+{% endmacro %}
+
+
+{% macro _plain_table_version(relation) %}
+    {{ return(none) }}
+{% endmacro %}
+
+
+{#- Spark's file metadata column (renamed when the table has a column called _metadata). -#}
+{% macro _plain_file_column(column_names) %}
+    {{ return(spark_clustering._metadata_column(column_names) ~ '.file_path') }}
+{% endmacro %}
+
+
+{#- A file's level and run are in its own name (sc-l<level>-<run>-...); its scope is its directory.
+    The files of the table's last clustered_table build carry the id of the job that wrote them
+    (spark_clustering.build_write_id): they are one clustered run. -#}
+{% macro _plain_file_place(path, row, settings) %}
+    {%- set name = path.split('/')[-1] -%}
+    {%- set build_write_id = (settings.detail.properties or {}).get('spark_clustering.build_write_id') -%}
+    {{ return({'name': name, 'scope': path[:path.rfind('/')],
+               'from_build': true if build_write_id and name.startswith('part-') and ('-' ~ build_write_id ~ '-') in name else false}) }}
+{% endmacro %}
+
+
+{#- Hidden from readers (a leading underscore); the run's files are named sc-l<level>-<run>-... -#}
+{% macro _plain_staging_dir(location, level, run_id) %}
+    {{ return(location ~ '/_sc_recluster_' ~ run_id) }}
+{% endmacro %}
+
+
+{#- The rewritten files, written aside and checked (rows, checksum, bytes): on S3A as pending uploads
+    to their final names (a move would copy each object), otherwise as a staging table in the
+    staging directory whose files the commit moves in. -#}
+{% macro _plain_stage(staging, settings, plan, staging_dir, prefix, lease) %}
+    {%- set staged = spark_clustering._plain_stage_pending(settings, lease, staging_dir, prefix, plan)
+                     if settings.detail.location.startswith('s3a://') else none -%}
+    {%- if staged is not none -%}
+        {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
+        {{ return(staged) }}
+    {%- endif -%}
+    {% call statement('spark_clustering_recluster_stage') -%}
+        create table {{ staging }}
+        using {{ settings.cfg.file_format }}
+        {%- if settings.cfg.partition_by %}
+        partitioned by ({{ spark_clustering._quoted_columns(settings.cfg.partition_by) }})
+        {%- endif %}
+        location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
+        as
+        {{ plan.select_sql }}
+    {%- endcall %}
+    {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
+    {{ return(spark_clustering._staged_check(staging, plan.column_names)) }}
+{% endmacro %}
+
+
+{#- A recluster's files on S3A, written as pending uploads to their final names in the table
+    (recluster_stage_pending): nothing can read them before the commit completes them, so the
+    checksum comes from the rows the writer received, observed in the same job. None when the jar
+    says the store cannot (not S3A, magic paths disabled, a partition outside the table's
+    location): the caller stages files to be moved in. -#}
+{% macro _plain_stage_pending(settings, lease, staging_dir, prefix, plan) %}
+    {%- set row = spark_clustering._call_extension('recluster_stage_pending', {'table': settings.table_name, 'lease_token': lease,
+            'staging_dir': staging_dir, 'file_prefix': prefix, 'select_sql': plan.select_sql, 'columns': plan.column_names,
+            'partition_columns': settings.cfg.partition_by, 'format': settings.cfg.file_format})[0] -%}
+    {%- if row.status == 'pending' -%}
+        {{ return({'row_count': row.row_count | int, 'hash_sum': row.hash_sum | int, 'hash_xor': row.hash_xor | int,
+                   'file_bytes': row.file_bytes | int}) }}
+    {%- endif -%}
+    {{ log('spark_clustering: recluster ' ~ settings.label ~ ': staging files to move in, which copies them ('
+           ~ row.status ~ ')', info=true) }}
+    {{ return(none) }}
+{% endmacro %}
