@@ -92,15 +92,8 @@
     checked by their checksum. -#}
 {% macro _format_stage(staging, settings, plan, staging_dir, prefix, lease) %}
     {% call statement('spark_clustering_recluster_stage') -%}
-        create table {{ staging }}
-        using {{ settings.cfg.file_format }}
-        {%- if settings.cfg.partition_by %}
-        partitioned by ({{ spark_clustering._quoted_columns(settings.cfg.partition_by) }})
-        {%- endif %}
-        location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
-        tblproperties {{ spark_clustering._tblproperties_list(settings.kind.exact_stats_properties(plan.column_names, plan.cluster_by)) }}
-        as
-        {{ plan.select_sql }}
+        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir, plan.select_sql,
+                                                     settings.kind.exact_stats_properties(plan.column_names, plan.cluster_by)) }}
     {%- endcall %}
     {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
     {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}

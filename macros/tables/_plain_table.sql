@@ -88,14 +88,7 @@
         {{ return(staged) }}
     {%- endif -%}
     {% call statement('spark_clustering_recluster_stage') -%}
-        create table {{ staging }}
-        using {{ settings.cfg.file_format }}
-        {%- if settings.cfg.partition_by %}
-        partitioned by ({{ spark_clustering._quoted_columns(settings.cfg.partition_by) }})
-        {%- endif %}
-        location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
-        as
-        {{ plan.select_sql }}
+        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir, plan.select_sql) }}
     {%- endcall %}
     {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
     {{ return(spark_clustering._staged_check(staging, plan.column_names)) }}

@@ -55,6 +55,22 @@
 {% endmacro %}
 
 
+{#- A recluster's staging table: the table's format and partitioning, at `staging_dir`. -#}
+{% macro _create_staging_table_as(staging, cfg, staging_dir, select_sql, properties={}) %}
+    create table {{ staging }}
+    using {{ cfg.file_format }}
+    {%- if cfg.partition_by %}
+    partitioned by ({{ spark_clustering._quoted_columns(cfg.partition_by) }})
+    {%- endif %}
+    location {{ spark_clustering._sql_literal(staging_dir, 'recluster') }}
+    {%- if properties %}
+    tblproperties {{ spark_clustering._tblproperties_list(properties) }}
+    {%- endif %}
+    as
+    {{ select_sql }}
+{% endmacro %}
+
+
 {#- A step a kind of table does not need. -#}
 {% macro _table_kind_skips(a=none, b=none, c=none, d=none) %}
     {{ return('') }}
