@@ -1,9 +1,9 @@
-"""How long a reader's listing of a table sees old and new files together while `recluster_commit`
+"""How long a reader's listing of a table sees old and new files together while `table_rewrite_commit`
 swaps them (the commit's moves, then its deletes, each run on up to 16 threads).
 
 For each table size (--files, default 27 and 200 parquet files) and each of --rounds rounds: take the
 table's lease, stage byte copies of all of its files in `<location>/_sc_recluster_<run>/` (the same
-rows, as integration_tests/harness/commit_race.py does), and call `recluster_commit` directly to replace every file
+rows, as integration_tests/harness/commit_race.py does), and call `table_rewrite_commit` directly to replace every file
 with its copy, while a reader thread lists the table directory in a tight loop (os.scandir, names not
 starting with `_` or `.`, as Spark's listing skips them). Per round:
 
@@ -17,7 +17,7 @@ starting with `_` or `.`, as Spark's listing skips them). Per round:
            scheduling;
   gap      the longest time between the starts of two consecutive listings inside the bound (the
            resolution: the bound exceeds the true window by at most about two gaps);
-  commit   the wall time of the `select ... from recluster_commit(...)` statement (lease check,
+  commit   the wall time of the `select ... from table_rewrite_commit(...)` statement (lease check,
            listing, journal, moves, deletes, table refresh);
   moves start  from the start of the statement to the start of the last old-only listing (statement
            planning, lease check, listing, journal);
@@ -126,7 +126,7 @@ def make_table(spark, table: str, files: int, rows_per_file: int) -> Path:
 
 def data_files(spark, table: str) -> list[tuple[str, int, int]]:
     return [(r[0], r[1], r[2]) for r in spark.sql(
-        f"select file_path, file_size, modification_time from recluster_data_files('{table}')").collect()]
+        f"select file_path, file_size, modification_time from table_data_files('{table}')").collect()]
 
 
 def commit_round(spark, table: str, root: Path, run: str, measure: bool) -> dict:
@@ -142,8 +142,8 @@ def commit_round(spark, table: str, root: Path, run: str, measure: bool) -> dict
             total += size
         replaced = ", ".join(sql_str(f"{size}:{mtime}:{path}") for path, size, mtime in files)
         prefix = f"sc-l1-{run}"  # the staging directory's run: readers find the journal by it
-        statement = (f"select status from recluster_commit('{table}', '{token}', {sql_str(uri(staging))}, "
-                     f"'{prefix}', '{total}', array({replaced}))")
+        statement = (f"select status from table_rewrite_commit('{table}', '{token}', '', {sql_str(uri(staging))}, "
+                     f"'{prefix}', '', '', '{total}', '', array({replaced}))")
         lister = Lister(root, prefix + "-") if measure else None
         if lister:
             lister.start()
@@ -292,7 +292,7 @@ def main(argv=None) -> int:
             spark.sql(f"refresh table {table}")
             assert fingerprint(spark, table) == rows, f"{table}: rows changed"
 
-    print(f"\nrecluster_commit of every file, byte copies staged, {args.rounds} rounds per table"
+    print(f"\ntable_rewrite_commit of every file, byte copies staged, {args.rounds} rounds per table"
           f"{f', {args.load} busy processes' if args.load else ''} (window: old + new files listed together)\n")
     print("| files | rounds | window ms median / max | bound ms median / max | gap ms max | commit ms median / max "
           "| moves start ms | listing ms | fewest listed |")

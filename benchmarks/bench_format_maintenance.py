@@ -23,7 +23,7 @@ The natives' target file size is the first build's plain bytes / --files (Iceber
 first build until it gives --files files, as in bench_table_formats.py); the package's target file rows
 its rows / --files (cluster_target_file_rows, so that, as the natives' files, its files keep their size
 as the table grows). Per step and layout: bytes and files the maintenance rewrote (the files of the
-table before it that are gone after it, from format_data_files: the format's own metadata), its
+table before it that are gone after it, from table_data_files: the format's own metadata), its
 seconds, the files after it, and the files read by the box workload (bench_data_skipping's seeded
 boxes; Spark's scan metrics), whose answers must be equal across layouts. Goal (issue 28): bytes
 rewritten <= 0.25 x the best native maintenance's, at equal or fewer files read. Prints markdown
@@ -49,7 +49,7 @@ PACKAGE = "package recluster"
 
 def live(spark, fmt: str, table: str) -> dict[str, int]:
     """{path: bytes} of the table's current data files, from the format's metadata."""
-    return {r[0]: int(r[1]) for r in spark.sql(f"select file_path, file_size from format_data_files('{table}', '{fmt}')").collect()}
+    return {r[0]: int(r[1]) for r in spark.sql(f"select file_path, file_size from table_data_files('{table}')").collect()}
 
 
 def natives(fmt: str, schema: str, cols: str, target: int) -> dict[str, dict]:

@@ -30,7 +30,7 @@ def actual(spark, table) -> tuple[int, int, int]:
 
 def data_files(spark, table) -> dict[str, int]:
     """{file path: size} of the table's data files, as the package's listing sees them."""
-    return {r[0]: r[1] for r in spark.sql(f"select file_path, file_size from recluster_data_files('{table}')").collect()}
+    return {r[0]: r[1] for r in spark.sql(f"select file_path, file_size from table_data_files('{table}')").collect()}
 
 
 def location(spark, table) -> Path:

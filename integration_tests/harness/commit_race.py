@@ -57,7 +57,7 @@ class Writer:
 
     def files(self) -> list[tuple[str, int, int]]:
         return [(r[0], r[1], r[2]) for r in self.spark.sql(
-            f"select file_path, file_size, modification_time from recluster_data_files('{self.table}')").collect()]
+            f"select file_path, file_size, modification_time from table_data_files('{self.table}')").collect()]
 
     def acquire(self) -> str:
         return self.spark.sql(f"select lease_token from table_lease_acquire('{self.table}', "
@@ -105,8 +105,8 @@ class Writer:
     def commit(self, token: str, staging: Path, total: int, picked) -> str:
         replaced = ", ".join(sql_str(f"{size}:{mtime}:{path}") for path, size, mtime in picked)
         prefix = "sc-l1-" + staging.name.removeprefix("_sc_recluster_")
-        return self.spark.sql(f"select status from recluster_commit('{self.table}', '{token}', "
-                              f"{sql_str(uri(staging))}, '{prefix}', '{total}', array({replaced}))").first()[0]
+        return self.spark.sql(f"select status from table_rewrite_commit('{self.table}', '{token}', '', "
+                              f"{sql_str(uri(staging))}, '{prefix}', '', '', '{total}', '', array({replaced}))").first()[0]
 
     def crash_mid_commit(self, staging: Path, picked, done: int | None = None) -> list[tuple[Path, Path]]:
         """Publish a journal the way the commit does, apply its first `done` steps (moves, then
@@ -135,7 +135,7 @@ class Writer:
             raise
         try:
             self.pause()
-            for row in self.spark.sql(f"select run_id, action from recluster_recover('{self.table}', '{token}', '')").collect():
+            for row in self.spark.sql(f"select run_id, action from table_rewrite_recover('{self.table}', '{token}', '')").collect():
                 self.log.append(f"{self.name} recovered {row[0]}: {row[1]}")
             got = self.rows()
             assert got == expected, (self.name, "after recovery", got, expected, self.log[-6:])

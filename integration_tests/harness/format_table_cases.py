@@ -114,7 +114,7 @@ def test_build_keeps_every_row_in_one_format_transaction(spark, sources, built, 
     assert fingerprint(spark, built, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
     assert len(versions(spark, table_format, built)) == 1  # CREATE TABLE AS SELECT: one commit
     # every file is the build's: the version it committed is recorded for recluster()
-    listed = spark.sql(f"select from_build, table_version from format_data_files('{built}', '{table_format}')").collect()
+    listed = spark.sql(f"select from_build, table_version from table_data_files('{built}')").collect()
     assert len(listed) == FILES and all(r["from_build"] for r in listed), listed
     properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {built}").collect()}
     assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"]
@@ -166,7 +166,7 @@ def test_rebuild_is_one_transaction_and_time_travel_reads_the_old_rows(spark, db
     # time-travel query); they equal a count at each version, and an append is no whole-table write
     # on Delta (its commit holds the new files only: unknown), while Iceberg's total counts every file
     def committed_rows(version):
-        return spark.sql(f"select row_count from format_committed_rows('{table}', '{table_format}', {version})").first()[0]
+        return spark.sql(f"select row_count from table_committed_rows('{table}', {version})").first()[0]
 
     assert [committed_rows(v) for v in (before[-1], after[-1])] == [ROWS, ROWS]
     spark.sql(f"insert into {table} select * from {sources}.uniform where id < 10")
@@ -527,7 +527,7 @@ def test_clustering_information_on_a_format_table(spark, built, dbt, table_forma
 
 def test_file_stats_of_a_format_table(spark, built, table_format, tmp_path):
     """file_stats of the clustering columns (a, s) from the format's metadata, no data file read:
-    Delta's log (each file's add.stats, through format_data_files), Iceberg's `files` metadata
+    Delta's log (each file's add.stats, through table_data_files), Iceberg's `files` metadata
     table (the manifests); exact because the package set full-length bounds for them. A double
     column (b) reads the rows on both. Either way each file's min, max, null count and rows equal
     those of its rows."""
@@ -537,7 +537,7 @@ def test_file_stats_of_a_format_table(spark, built, table_format, tmp_path):
     sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
                                     schema=schema)[name]
            for cols in [("a", "s"), ("a", "b")]}
-    metadata = {"delta": "format_data_files(", "iceberg": f"from {built}.files"}[table_format]
+    metadata = {"delta": "table_data_files(", "iceberg": f"from {built}.files"}[table_format]
     assert metadata in sql[("a", "s")] and metadata not in sql[("a", "b")], sql
     plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
     assert "FileScan" not in plan and "DataSkipping" not in plan, plan  # no data file in the plan
@@ -580,7 +580,7 @@ def test_a_format_table_in_a_bucket_is_built_and_reclustered_without_copying_an_
     takes over in place, so neither copies an object (S3A's own counters), where a plain table's
     swap and recluster commit rename (copy) every file they commit (docs/object_stores.md). The rows
     are exact after each step and the reclustered files' bounds in the format's metadata equal
-    their rows' (format_data_files' statistics read from the bucket)."""
+    their rows' (table_data_files' statistics read from the bucket)."""
     from spark_clustering_dev.s3 import delta, s3a_counters
 
     bucket = f"it-formats-{table_format}"
@@ -613,7 +613,7 @@ def test_a_format_table_in_a_bucket_is_built_and_reclustered_without_copying_an_
     # the new files' bounds in the format's metadata (Delta's add.stats, Iceberg's manifests), read from the bucket
     if table_format == "delta":
         meta = {Path(local(r[0])).name: (json.loads(r[1])["minValues"]["a"], json.loads(r[1])["maxValues"]["a"])
-                for r in spark.sql(f"select file_path, log_stats from format_data_files('{table}', 'delta')").collect()}
+                for r in spark.sql(f"select file_path, log_stats from table_data_files('{table}')").collect()}
     else:
         meta = {Path(local(r[0])).name: (r[1], r[2]) for r in spark.sql(
             f"select file_path, readable_metrics.a.lower_bound, readable_metrics.a.upper_bound from {table}.files").collect()}

@@ -37,7 +37,7 @@ from spark_clustering_dev.spark import get_spark
 
 
 # The steps of a recluster a test can hold a child at: the macro's (its test hook var), then the jar's
-# (the Spark conf spark.sparkclustering.test.pauseAt, inside recluster_commit).
+# (the Spark conf spark.sparkclustering.test.pauseAt, inside table_rewrite_commit).
 MACRO_STEPS = {"after_plan", "after_staging_write", "after_validate"}
 
 

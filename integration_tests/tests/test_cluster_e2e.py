@@ -169,7 +169,7 @@ def test_incremental_model_was_reclustered_over_thrift(stack, built):
     [source] = stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_events")
     assert stack.query(f"select {fingerprint} from {SCHEMA}.telemetry_incremental") == [source]
     names = [path.rsplit("/", 1)[-1] for path, in stack.query(
-        f"select file_path from recluster_data_files('{SCHEMA}.telemetry_incremental')")]
+        f"select file_path from table_data_files('{SCHEMA}.telemetry_incremental')")]
     # every file was written by a recluster commit (named sc-l<level>-<run>-n), none is left unclustered
     assert names and all(n.startswith("sc-l") for n in names), names
     props = dict(stack.query(f"show tblproperties {SCHEMA}.telemetry_incremental"))
@@ -307,7 +307,7 @@ def test_a_model_in_a_bucket_is_built_and_reclustered_on_the_cluster(request, st
         files = [f for f, in stack.query(f"select distinct _metadata.file_path from {schema}.{name}")]
         assert files and all(f.startswith(f"s3a://{BUCKET}/{schema}.db/") for f in files), (name, files[:3])
     assert len(stack.query(f"select distinct _metadata.file_path from {schema}.telemetry_hilbert")) == ROWS // FILE_ROWS
-    names = [p.rsplit("/", 1)[-1] for p, in stack.query(f"select file_path from recluster_data_files('{schema}.telemetry_incremental')")]
+    names = [p.rsplit("/", 1)[-1] for p, in stack.query(f"select file_path from table_data_files('{schema}.telemetry_incremental')")]
     assert any(n.startswith("sc-l") for n in names), names
     query = f"select count(*), sum(reading_value) from {schema}.telemetry_hilbert where mission_id between 10 and 17"
     outcome = stack.session([f"explain {query}", query, "set spark.sparkclustering.skipping.enabled=false", query])

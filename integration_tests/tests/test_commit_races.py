@@ -49,7 +49,7 @@ def assert_recovered_intact(spark, table, root, expected):
     """A last recovery finishes whatever the last crash left; then the rows are exact, nothing staged."""
     final = Writer(spark, table, root, "final", 1)
     token = final.acquire()
-    spark.sql(f"select * from recluster_recover('{table}', '{token}', '')").collect()
+    spark.sql(f"select * from table_rewrite_recover('{table}', '{token}', '')").collect()
     final.release(token)
     assert final.rows() == expected
     assert leftovers(root) == []
@@ -240,7 +240,7 @@ def test_a_commit_that_lost_its_lease_after_its_journal_stops_and_the_new_holder
     assert (staging / "_sc_manifest").exists()
     new_holder = Writer(spark, table, location(spark, table), "new holder", 2)
     token2 = new_holder.acquire()  # waits until the stalled writer's lease has lapsed
-    recovered = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token2}', '')").collect()
+    recovered = spark.sql(f"select run_id, action from table_rewrite_recover('{table}', '{token2}', '')").collect()
     new_holder.release(token2)
     stale.conf.set("spark.sparkclustering.test.release", "after_manifest")
     thread.join(timeout=120)
@@ -284,7 +284,7 @@ def test_journal_whose_staged_file_vanished_rolls_back_before_any_delete(spark, 
     w.rng.randint = lambda a, b: 1
     w.crash_mid_commit(staging, picked)
     next(p for p in staging.iterdir() if p.name.startswith("part-")).unlink()
-    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    rows = spark.sql(f"select run_id, action from table_rewrite_recover('{table}', '{token}', '')").collect()
     assert len(rows) == 1 and rows[0][1].startswith("rolled back (1 staged file(s) vanished"), rows
     w.release(token)
     assert w.rows() == expected and leftovers(w.location) == []
@@ -298,11 +298,11 @@ def test_journal_damaged_after_deletes_began_is_kept_aside_and_blocks_nothing(sp
     w.crash_mid_commit(staging, picked)
     moved = sorted(w.location.glob("sc-l1-*"))
     moved[0].unlink()  # someone deletes a moved-in file: its rows are gone for good
-    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    rows = spark.sql(f"select run_id, action from table_rewrite_recover('{table}', '{token}', '')").collect()
     assert len(rows) == 1 and rows[0][1].startswith("damaged ("), rows
     assert "Delete that directory once inspected" in rows[0][1]
     # later recoveries report it and go on; commits work
-    rows = spark.sql(f"select run_id, action from recluster_recover('{table}', '{token}', '')").collect()
+    rows = spark.sql(f"select run_id, action from table_rewrite_recover('{table}', '{token}', '')").collect()
     assert [r[1] for r in rows if r[1].startswith("damaged commit kept for inspection")], rows
     before = w.rows()
     picked2 = sorted(w.files())[:2]
@@ -317,9 +317,9 @@ def test_zero_row_files_are_not_new_work(spark, s):
     recluster's listing sees no new rows (it would otherwise spend a round on it)."""
     table = f"{s}.proof_empty"
     expected = make_table(spark, table, files=2)
-    before = {r[0] for r in spark.sql(f"select file_path from recluster_data_files('{table}')").collect()}
+    before = {r[0] for r in spark.sql(f"select file_path from table_data_files('{table}')").collect()}
     spark.sql(f"insert into {table} select id, pmod(xxhash64(id), 1000), concat('r', id) from range(10) where id < 0")
-    after = {r[0] for r in spark.sql(f"select file_path from recluster_data_files('{table}')").collect()}
+    after = {r[0] for r in spark.sql(f"select file_path from table_data_files('{table}')").collect()}
     new_rows = spark.sql(f"select count(*) from {table} where _metadata.file_path in "
                          f"({', '.join(repr(p) for p in after - before) or 'null'})").first()[0]
     assert new_rows == 0

@@ -71,7 +71,7 @@ def crashed_commit(spark, table: str, k: int, done: int):
 def recover(w: Writer):
     token = w.acquire()
     try:
-        return [tuple(r) for r in w.spark.sql(f"select run_id, action from recluster_recover('{w.table}', '{token}', '')")
+        return [tuple(r) for r in w.spark.sql(f"select run_id, action from table_rewrite_recover('{w.table}', '{token}', '')")
                 .collect()]
     finally:
         w.release(token)

@@ -27,7 +27,7 @@ def test_file_stats_takes_the_delta_log_only_where_its_bounds_are_exact(spark, s
 
     def check(columns: list[str], from_log: bool):
         sql, got = file_stats(columns)
-        assert ("format_data_files(" in sql) == from_log, (columns, sql)
+        assert ("table_data_files(" in sql) == from_log, (columns, sql)
         aggs = ", ".join(f"min(`{c}`) as `{c}__min`, max(`{c}`) as `{c}__max`, count(*) - count(`{c}`) as `{c}__null_count`"
                          for c in columns)
         want = {Path(local(r["f"])).name: r.asDict() for r in spark.sql(

@@ -163,17 +163,18 @@ def test_the_jar_is_called_by_argument_names_and_read_by_column_names(spark, dbt
 
     alias = "settings_boundary"
     build(dbt, tmp_path, alias, settings_config={"cluster_by": ["a"], "cluster_num_files": 3})
-    out = run_operation_json("extension_call_case", {"name": "recluster_data_files",
+    out = run_operation_json("extension_call_case", {"name": "table_data_files",
                                                      "arguments": {"table": f"{dbt_schema}.{alias}"}}, schema=dbt_schema)
     files = {r[0].rsplit("/", 1)[-1]: r[1] for r in
              spark.sql(f"select distinct _metadata.file_path, _metadata.file_size from {dbt_schema}.{alias}").collect()}
     assert {r["file_path"].rsplit("/", 1)[-1]: r["file_size"] for r in out["rows"]} == files and len(files) == 3, out["rows"]
-    assert all(set(r) == {"file_path", "file_size", "modification_time"} for r in out["rows"]), out["rows"]
+    assert all(set(r) == {"file_path", "file_size", "modification_time", "table_version", "log_stats", "has_row_deletes",
+                        "from_build"} for r in out["rows"]), out["rows"]
     for name in out["declared"]:
         assert spark.sql(f"show functions like '{name}'").count() == 1, f"{name} is declared but the jar has no such function"
     with pytest.raises(DbtError) as wrong:
-        run_operation_json("extension_call_case", {"name": "recluster_data_files", "arguments": {"tabel": "x.y"}}, schema=dbt_schema)
-    assert "recluster_data_files has no argument 'tabel' (its arguments: table)" in str(wrong.value)
+        run_operation_json("extension_call_case", {"name": "table_data_files", "arguments": {"tabel": "x.y"}}, schema=dbt_schema)
+    assert "table_data_files has no argument 'tabel' (its arguments: table)" in str(wrong.value)
     with pytest.raises(DbtError) as missing:
         run_operation_json("extension_call_case", {"name": "table_lease_check", "arguments": {"lease_token": "t"}}, schema=dbt_schema)
     assert "table_lease_check called without its argument 'what'" in str(missing.value)

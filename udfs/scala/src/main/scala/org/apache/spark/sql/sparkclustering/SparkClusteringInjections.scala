@@ -20,10 +20,10 @@ object SparkClusteringInjections {
 }
 
 /**
- * recluster_data_files / recluster_commit / recluster_recover: the file operations of
- * `recluster()` as table functions, so they run on the driver of whatever Spark executes the SQL
- * (embedded session, Thrift server, cluster) and nothing runs before the query is executed
- * (EXPLAIN does not commit).
+ * The jar's table functions: the file operations of `recluster()` (table_data_files,
+ * table_rewrite_commit, table_rewrite_recover, ...), the table lease, clustered_table's swap, so
+ * they run on the driver of whatever Spark executes the SQL (embedded session, Thrift server,
+ * cluster) and nothing runs before the query is executed (EXPLAIN does not commit).
  */
 object ReclusterTableFunctions {
   import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
@@ -49,30 +49,66 @@ object ReclusterTableFunctions {
       case other => throw SparkClusteringErrors.invalidArgument(function, s"$what must be an array of strings")
     }
 
+  /** A whole number given as a number or a string. */
+  private def long(function: String, e: Expression, what: String): Long =
+    optionalLong(function, e, what).getOrElse(throw SparkClusteringErrors.invalidArgument(function, s"$what must not be empty"))
+
+  /** A whole number, or None for '' (an argument the table's kind does without). */
+  private def optionalLong(function: String, e: Expression, what: String): Option[Long] = {
+    val text = string(function, e, what).trim
+    if (text.isEmpty) None
+    else Some(scala.util.Try(text.toLong).getOrElse(
+      throw SparkClusteringErrors.invalidArgument(function, s"$what must be a whole number, got '$text'")))
+  }
+
   private def arity(function: String, args: Seq[Expression], expected: Int, shape: String): Unit =
     if (args.length != expected) throw SparkClusteringErrors.wrongNumArgs(function, s"$expected ($shape)", args.length)
 
   private def info(name: String, usage: String): ExpressionInfo =
-    new ExpressionInfo(classOf[ReclusterCommit].getName, null, name, usage, "", "", "", "table_funcs", "",
+    new ExpressionInfo(classOf[TableRewriteCommit].getName, null, name, usage, "", "", "", "table_funcs", "",
       "", "scala_udf")
 
   val all: Seq[(FunctionIdentifier, ExpressionInfo, TableFunctionBuilder)] = Seq(
-    (FunctionIdentifier("recluster_data_files"),
-      info("recluster_data_files", "recluster_data_files(table) - the table's data files (path, size, modification time)"),
+    (FunctionIdentifier("table_data_files"),
+      info("table_data_files", "table_data_files(table) - the data files of a table of any kind (plain " +
+        "parquet/orc, Delta, Iceberg): path, size, modification time, version, log statistics, row deletes, " +
+        "whether its last build wrote it"),
       args => {
-        arity("recluster_data_files", args, 1, "recluster_data_files('db.table')")
-        ReclusterDataFiles(string("recluster_data_files", args(0), "table"))
+        arity("table_data_files", args, 1, "table_data_files('db.table')")
+        TableDataFiles(string("table_data_files", args(0), "table"))
       }),
-    (FunctionIdentifier("recluster_commit"),
-      info("recluster_commit", "recluster_commit(table, lease_token, staging_dir, file_prefix, " +
-        "validated_bytes, replaced_files) - swap validated staged files for the replaced ones"),
+    (FunctionIdentifier("table_committed_rows"),
+      info("table_committed_rows", "table_committed_rows(table, version) - the rows a Delta/Iceberg table holds " +
+        "at a version that replaced all of its data, from the format's own counts (null if unknown, or plain)"),
       args => {
-        val f = "recluster_commit"
-        arity(f, args, 6, "recluster_commit(table, lease_token, staging_dir, file_prefix, validated_bytes, " +
-          "array('<size>:<mtime>:<path>', ...))")
-        ReclusterCommit(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"),
-          string(f, args(4), "validated_bytes").toLong, strings(f, args(5), "replaced_files"))
+        val f = "table_committed_rows"
+        arity(f, args, 2, "table_committed_rows('db.table', version)")
+        TableCommittedRows(string(f, args(0), "table"), long(f, args(1), "version"))
+      }),
+    (FunctionIdentifier("table_rewrite_commit"),
+      info("table_rewrite_commit", "table_rewrite_commit(table, lease_token, staging_table, staging_dir, " +
+        "file_prefix, read_version, validated_rows, validated_bytes, cluster_by, replaced_files) - commit " +
+        "validated staged files in place of the replaced ones (a journal for plain tables, the format's " +
+        "rewrite transaction for Delta/Iceberg), then drop the staging table"),
+      args => {
+        val f = "table_rewrite_commit"
+        arity(f, args, 10, "table_rewrite_commit(table, lease_token, staging_table, staging_dir, file_prefix, " +
+          "read_version, validated_rows, validated_bytes, 'a,b', array('<size>:<mtime>:<path>', ...))")
+        TableRewriteCommit(RewriteRequest(string(f, args(0), "table"), string(f, args(1), "lease_token"),
+          string(f, args(2), "staging_table"), string(f, args(3), "staging_dir"), string(f, args(4), "file_prefix"),
+          optionalLong(f, args(5), "read_version"), optionalLong(f, args(6), "validated_rows"),
+          optionalLong(f, args(7), "validated_bytes"),
+          string(f, args(8), "cluster_by").split(",").toSeq.map(_.trim).filter(_.nonEmpty),
+          strings(f, args(9), "replaced_files").map(ReplacedFile.parse)))
+      }),
+    (FunctionIdentifier("table_rewrite_recover"),
+      info("table_rewrite_recover", "table_rewrite_recover(table, lease_token, staging_table) - finish or roll " +
+        "back what interrupted rewrites of a table left, and drop the leftover staging table"),
+      args => {
+        val f = "table_rewrite_recover"
+        arity(f, args, 3, "table_rewrite_recover('db.table', lease_token, 'db.table__sc_recluster')")
+        TableRewriteRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
+          string(f, args(2), "staging_table"))
       }),
     (FunctionIdentifier("recluster_stage_pending"),
       info("recluster_stage_pending", "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, " +
@@ -85,52 +121,6 @@ object ReclusterTableFunctions {
         ReclusterStagePending(string(f, args(0), "table"), string(f, args(1), "lease_token"),
           string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"), string(f, args(4), "select_sql"),
           strings(f, args(5), "columns"), strings(f, args(6), "partition_columns"), string(f, args(7), "format"))
-      }),
-    (FunctionIdentifier("recluster_recover"),
-      info("recluster_recover", "recluster_recover(table, lease_token, staging_table) - finish or roll " +
-        "back interrupted commits"),
-      args => {
-        val f = "recluster_recover"
-        arity(f, args, 3, "recluster_recover('db.table', lease_token, 'db.table__sc_recluster')")
-        ReclusterRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "staging_table"))
-      }),
-    (FunctionIdentifier("format_data_files"),
-      info("format_data_files", "format_data_files(table, format) - a Delta/Iceberg table's data files (path, " +
-        "size, modification time, log statistics, row deletes) and version, from the format's metadata"),
-      args => {
-        arity("format_data_files", args, 2, "format_data_files('db.table', 'delta' | 'iceberg')")
-        FormatDataFiles(string("format_data_files", args(0), "table"), string("format_data_files", args(1), "format"))
-      }),
-    (FunctionIdentifier("format_committed_rows"),
-      info("format_committed_rows", "format_committed_rows(table, format, version) - the rows a Delta/Iceberg " +
-        "table holds at a version that replaced all of its data, from the format's own counts (null if unknown)"),
-      args => {
-        val f = "format_committed_rows"
-        arity(f, args, 3, "format_committed_rows('db.table', 'delta' | 'iceberg', version)")
-        FormatCommittedRows(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "version").toLong)
-      }),
-    (FunctionIdentifier("format_rewrite_commit"),
-      info("format_rewrite_commit", "format_rewrite_commit(table, format, lease_token, staging_table, staging_dir, " +
-        "read_version, validated_rows, cluster_by, replaced_files) - commit a staging table's files in place of " +
-        "the replaced ones in one format rewrite transaction"),
-      args => {
-        val f = "format_rewrite_commit"
-        arity(f, args, 9, "format_rewrite_commit(table, format, lease_token, staging_table, staging_dir, " +
-          "read_version, validated_rows, 'a,b', array(path, ...))")
-        FormatRewriteCommit(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "lease_token"),
-          string(f, args(3), "staging_table"), string(f, args(4), "staging_dir"),
-          string(f, args(5), "read_version").toLong, string(f, args(6), "validated_rows").toLong,
-          string(f, args(7), "cluster_by").split(",").toSeq.filter(_.nonEmpty), strings(f, args(8), "replaced_files"))
-      }),
-    (FunctionIdentifier("format_rewrite_recover"),
-      info("format_rewrite_recover", "format_rewrite_recover(table, format, lease_token, staging_table) - remove " +
-        "what an interrupted Delta/Iceberg recluster left"),
-      args => {
-        val f = "format_rewrite_recover"
-        arity(f, args, 4, "format_rewrite_recover('db.table', format, lease_token, 'db.table__sc_recluster')")
-        FormatRewriteRecover(string(f, args(0), "table"), string(f, args(1), "format"), string(f, args(2), "lease_token"),
-          string(f, args(3), "staging_table"))
       }),
     (FunctionIdentifier("table_lease_acquire"),
       info("table_lease_acquire", "table_lease_acquire(table, owner, wait_seconds, scope) - take the table's " +

@@ -9,7 +9,7 @@ import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLo
 import org.apache.spark.sql.delta.actions.{Action, AddFile, CommitInfo}
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 
-/** FormatTableRewrite on Delta Lake (see there): one OPTIMIZE commit, dataChange = false. */
+/** TableRewrite of a Delta Lake table (see FormatTableRewrite): one OPTIMIZE commit, dataChange = false. */
 object DeltaTableRewrite extends FormatTableRewrite {
 
   private def deltaLog(spark: SparkSession, t: CatalogTable): DeltaLog = DeltaLog.forTable(spark, t)
@@ -20,13 +20,15 @@ object DeltaTableRewrite extends FormatTableRewrite {
   private def filePath(log: DeltaLog, add: AddFile): String =
     ReclusterFiles.DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
 
-  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile]) = {
+  override val kind: TableKind = TableKind.Delta
+
+  override def dataFiles(spark: SparkSession, tableName: String): TableFiles = {
     val t = ReclusterFiles.table(spark, tableName)
     val log = deltaLog(spark, t)
     val snapshot = latest(log, t)
     val built = builtFiles(log, t, snapshot)
-    (snapshot.version, snapshot.allFiles.collect().toSeq.map(a =>
-      FormatDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null,
+    TableFiles(Some(snapshot.version), snapshot.allFiles.collect().toSeq.map(a =>
+      TableDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null,
         built.contains(a.path))))
   }
 
@@ -69,8 +71,8 @@ object DeltaTableRewrite extends FormatTableRewrite {
     case _ => a == b
   }
 
-  override def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
-      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome = {
+  override def commitStaged(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
+      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): RewriteOutcome = {
     val t = ReclusterFiles.table(spark, tableName)
     val log = deltaLog(spark, t)
     val stagingLog = DeltaLog.forTable(spark, stagingDir)
@@ -85,7 +87,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
         "names the staging table does not share; recluster it with OPTIMIZE, or rebuild it with dbt run --full-refresh")
     }
     if (!sameType(target.schema, staged.metadata.schema) || target.partitionColumns != staged.metadata.partitionColumns) {
-      return FormatTableRewrite.aborted(s"the table's schema or partitioning changed since the recluster read it " +
+      return RewriteOutcome.aborted(s"the table's schema or partitioning changed since the recluster read it " +
         s"(${target.schema.simpleString} vs ${staged.metadata.schema.simpleString}); nothing was changed")
     }
 
@@ -97,14 +99,14 @@ object DeltaTableRewrite extends FormatTableRewrite {
     val changed = replaced.filterNot(p => read.get(p).exists(r => current.get(p).exists(c =>
       c.deletionVector == r.deletionVector && c.size == r.size)))
     if (changed.nonEmpty) {
-      return FormatTableRewrite.aborted(s"${changed.size} file(s) it rewrote were deleted or updated since version " +
+      return RewriteOutcome.aborted(s"${changed.size} file(s) it rewrote were deleted or updated since version " +
         s"$readVersion it read (a concurrent write), e.g. ${changed.head}; nothing was changed, the next recluster " +
         "starts over")
     }
     val removed = replaced.map(current)
     val rows = removed.map(a => a.numLogicalRecords.getOrElse(-1L)).sum
     if (rows != validatedRows) {
-      return FormatTableRewrite.aborted(s"the files it rewrote hold $rows rows by the Delta log, the rewrite " +
+      return RewriteOutcome.aborted(s"the files it rewrote hold $rows rows by the Delta log, the rewrite " +
         s"validated $validatedRows; nothing was changed")
     }
     txn.trackFilesRead(removed)
@@ -119,21 +121,15 @@ object DeltaTableRewrite extends FormatTableRewrite {
       txn.commit(actions, DeltaOperations.Optimize(Seq.empty, clusterBy))
     } catch {
       case e: DeltaConcurrentModificationException =>
-        return FormatTableRewrite.aborted(s"Delta refused the commit: ${e.getClass.getSimpleName}: " +
+        return RewriteOutcome.aborted(s"Delta refused the commit: ${e.getClass.getSimpleName}: " +
           s"${e.getMessage.split("\n").head}; nothing was changed, the next recluster starts over")
     }
-    FormatCommitOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.size).sum,
+    RewriteOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.size).sum,
       removed.map(_.size).sum)
   }
 
   override def stagingMetadata(stagingDir: Path): Path = new Path(stagingDir, "_delta_log")
 
-  override def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
-    val t = ReclusterFiles.table(spark, tableName)
-    val root = ReclusterFiles.location(t)
-    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
-    if (!fs.exists(root)) Seq.empty
-    else fs.listStatus(root).toSeq.filter(s => s.isDirectory && s.getPath.getName.matches(FormatTableRewrite.StagingDirName))
-      .map(_.getPath).filter(p => fs.exists(stagingMetadata(p)))
-  }
+  override def stagingParent(spark: SparkSession, tableName: String): Path =
+    ReclusterFiles.location(ReclusterFiles.table(spark, tableName))
 }

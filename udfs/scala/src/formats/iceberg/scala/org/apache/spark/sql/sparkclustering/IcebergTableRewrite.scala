@@ -9,7 +9,7 @@ import org.apache.iceberg.spark.Spark3Util
 
 import org.apache.spark.sql.SparkSession
 
-/** FormatTableRewrite on Iceberg (see there): RewriteFiles validated from the snapshot read. */
+/** TableRewrite of an Iceberg table (see FormatTableRewrite): RewriteFiles validated from the snapshot read. */
 object IcebergTableRewrite extends FormatTableRewrite {
 
   private def load(spark: SparkSession, name: String): Table = {
@@ -24,10 +24,12 @@ object IcebergTableRewrite extends FormatTableRewrite {
     try planned.asScala.toSeq finally planned.close()
   }
 
-  override def dataFiles(spark: SparkSession, tableName: String): (Long, Seq[FormatDataFile]) = {
+  override val kind: TableKind = TableKind.Iceberg
+
+  override def dataFiles(spark: SparkSession, tableName: String): TableFiles = {
     val table = load(spark, tableName)
     Option(table.currentSnapshot()) match {
-      case None => (-1L, Seq.empty)
+      case None => TableFiles(Some(-1L), Seq.empty)
       case Some(snapshot) =>
         // the files the build's snapshot added carry its sequence number (table format v2 on; v1
         // numbers every file 0, so no file is told apart there)
@@ -35,9 +37,9 @@ object IcebergTableRewrite extends FormatTableRewrite {
           .flatMap(v => scala.util.Try(v.toLong).toOption).flatMap(id => Option(table.snapshot(id)))
           .map(_.sequenceNumber()).filter(_ > 0)
         // Iceberg keeps no file mtime: the snapshot's commit time stands in (a rewritten file is a new file)
-        (snapshot.snapshotId(), tasks(table, snapshot.snapshotId()).map { t =>
+        TableFiles(Some(snapshot.snapshotId()), tasks(table, snapshot.snapshotId()).map { t =>
           val fromBuild = builtSequence.exists(s => Option(t.file().fileSequenceNumber()).exists(_.longValue == s))
-          FormatDataFile(t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis(), None,
+          TableDataFile(t.file().location(), t.file().fileSizeInBytes(), snapshot.timestampMillis(), None,
             !t.deletes().isEmpty, fromBuild)
         })
     }
@@ -56,8 +58,8 @@ object IcebergTableRewrite extends FormatTableRewrite {
     }
   }
 
-  override def commit(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
-      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): FormatCommitOutcome = {
+  override def commitStaged(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
+      readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): RewriteOutcome = {
     val table = load(spark, tableName)
     val staging = load(spark, stagingTable)
     if (!table.schema().sameSchema(staging.schema()) || !table.spec().compatibleWith(staging.spec())) {
@@ -67,25 +69,25 @@ object IcebergTableRewrite extends FormatTableRewrite {
         "it with rewrite_data_files")
     }
     val read = Option(table.snapshot(readVersion)).getOrElse(
-      return FormatTableRewrite.aborted(s"snapshot $readVersion it read is gone (expired); nothing was changed"))
+      return RewriteOutcome.aborted(s"snapshot $readVersion it read is gone (expired); nothing was changed"))
     val byPath = tasks(table, readVersion).map(t => t.file().location() -> t).toMap
     val missing = replaced.filterNot(byPath.contains)
     if (missing.nonEmpty) {
-      return FormatTableRewrite.aborted(s"${missing.size} file(s) it rewrote are not in snapshot $readVersion, " +
+      return RewriteOutcome.aborted(s"${missing.size} file(s) it rewrote are not in snapshot $readVersion, " +
         s"e.g. ${missing.head}; nothing was changed")
     }
     val removed = replaced.map(byPath)
     if (removed.exists(!_.deletes().isEmpty)) {
-      return FormatTableRewrite.aborted("files it rewrote have row-level delete files (merge-on-read); nothing " +
+      return RewriteOutcome.aborted("files it rewrote have row-level delete files (merge-on-read); nothing " +
         "was changed. Compact them with rewrite_position_delete_files or rewrite_data_files first")
     }
     val rows = removed.map(_.file().recordCount()).sum
     if (rows != validatedRows) {
-      return FormatTableRewrite.aborted(s"the files it rewrote hold $rows rows by the manifests, the rewrite " +
+      return RewriteOutcome.aborted(s"the files it rewrote hold $rows rows by the manifests, the rewrite " +
         s"validated $validatedRows; nothing was changed")
     }
     val stagedSnapshot = Option(staging.currentSnapshot()).getOrElse(
-      return FormatTableRewrite.aborted(s"the staging table $stagingTable has no snapshot; nothing was changed"))
+      return RewriteOutcome.aborted(s"the staging table $stagingTable has no snapshot; nothing was changed"))
     // the staging table has one snapshot, its CTAS: its files are the staged ones
     val added: Seq[DataFile] = tasks(staging, stagedSnapshot.snapshotId()).map(_.file())
       .map(f => DataFiles.builder(table.spec()).copy(f).build())
@@ -101,21 +103,15 @@ object IcebergTableRewrite extends FormatTableRewrite {
     ReclusterFiles.pausePoint(spark, "before_format_commit")
     try rewrite.commit() catch {
       case e @ (_: ValidationException | _: CommitFailedException) =>
-        return FormatTableRewrite.aborted(s"Iceberg refused the commit: ${e.getClass.getSimpleName}: " +
+        return RewriteOutcome.aborted(s"Iceberg refused the commit: ${e.getClass.getSimpleName}: " +
           s"${e.getMessage.split("\n").head}; nothing was changed, the next recluster starts over")
     }
-    FormatCommitOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.fileSizeInBytes()).sum,
+    RewriteOutcome("committed", added.size.toLong, removed.size.toLong, added.map(_.fileSizeInBytes()).sum,
       removed.map(_.file().fileSizeInBytes()).sum)
   }
 
   override def stagingMetadata(stagingDir: Path): Path = new Path(stagingDir, "metadata")
 
-  override def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
-    val table = load(spark, tableName)
-    val root = new Path(table.location(), "data")
-    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
-    if (!fs.exists(root)) Seq.empty
-    else fs.listStatus(root).toSeq.filter(s => s.isDirectory && s.getPath.getName.matches(FormatTableRewrite.StagingDirName))
-      .map(_.getPath).filter(p => fs.exists(stagingMetadata(p)))
-  }
+  override def stagingParent(spark: SparkSession, tableName: String): Path =
+    new Path(load(spark, tableName).location(), "data")
 }

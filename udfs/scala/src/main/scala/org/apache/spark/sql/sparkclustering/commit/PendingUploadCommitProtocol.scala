@@ -12,7 +12,7 @@ import org.apache.spark.internal.io.FileCommitProtocol.TaskCommitMessage
  * The commit protocol of a recluster's write on S3A (PendingUploads): every file a task writes is a
  * pending upload to its final name in the table, and nothing is completed here. Job commit only
  * records which task attempts' files count (`_sc_pending` in the staging directory); the package's
- * own commit (`recluster_commit`) completes them after validation, under its journal.
+ * own commit (`table_rewrite_commit`) completes them after validation, under its journal.
  *
  * `path` is the write's output path, the run's staging directory `<table location>/_sc_recluster_<run>`;
  * the files land in the table's location (and its partition directories below it). Set as

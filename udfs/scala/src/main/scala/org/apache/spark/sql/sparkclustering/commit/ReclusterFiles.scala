@@ -21,14 +21,14 @@ import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils
  *
  *   1. the macro writes the rewritten rows into `<location>/_sc_recluster_<run>/` (a name Spark's
  *      file listing skips, so readers never see staged files) and validates them;
- *   2. `recluster_commit` checks that the caller still holds the table's lease, that the staged
+ *   2. `table_rewrite_commit` checks that the caller still holds the table's lease, that the staged
  *      files are the bytes that were validated and that every file it replaces is still as it was
  *      read (size + mtime), and aborts, touching nothing, otherwise;
  *   3. it writes the journal `_sc_recluster_<run>/_sc_manifest` (moves + deletes) by an atomic
  *      rename, moves every staged file into the table, deletes the replaced files and finally
  *      removes the staging directory, whose disappearance marks the commit complete.
  *
- * `recluster_recover` rolls a staging directory forward when its manifest exists (every step is
+ * `table_rewrite_recover` rolls a staging directory forward when its manifest exists (every step is
  * idempotent) and deletes it otherwise, so a crash at any step leaves the old or the new rows.
  *
  * On S3A a move would copy every object, so there the files are not staged but written as pending

@@ -2,72 +2,66 @@ package org.apache.spark.sql.sparkclustering
 
 import org.apache.hadoop.fs.Path
 
-import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
-import org.apache.spark.sql.execution.command.LeafRunnableCommand
-import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.SparkSession
 
-/** `select * from recluster_data_files('db.t')`: path (as `_metadata.file_path`), size, mtime and
- *  of every data file of the table. */
-case class ReclusterDataFiles(tableName: String) extends LeafRunnableCommand {
-  override val output: Seq[Attribute] = Seq(
-    AttributeReference("file_path", StringType, nullable = false)(),
-    AttributeReference("file_size", LongType, nullable = false)(),
-    AttributeReference("modification_time", LongType, nullable = false)())
-
-  override def run(spark: SparkSession): Seq[Row] = {
-    ReclusterFiles.dataFiles(spark, ReclusterFiles.table(spark, tableName))
-      .map(f => Row(f.filePath, f.size, f.modificationTime))
-  }
-}
-
-/** `select * from recluster_commit('db.t', lease_token, staging_dir, file_prefix, validated_bytes,
- *  array('<size>:<mtime>:<path>', ...))`: one row (status, files_added, files_removed, bytes_added,
- *  bytes_removed). status is `committed`, `aborted: <why>` (the staged files are deleted, the table
- *  is as it was) or `rolled back: <why>`.
+/**
+ * TableRewrite of a plain parquet/orc table (see ReclusterFiles for the journal): the files Spark
+ * lists for it, and a commit that proves what it commits: the caller holds the table's lease
+ * (checked before the commit point), the staged files are exactly the bytes that were validated,
+ * and every replaced file is still there with the size and modification time the recluster read
+ * (files appended meanwhile do not conflict: they are neither read nor replaced).
  *
- *  It proves what it commits: the caller holds the table's lease (checked here, before the commit
- *  point), the staged files are exactly the bytes that were validated, and every replaced file is
- *  still there with the size and modification time the recluster read (files appended meanwhile
- *  do not conflict: they are neither read nor replaced). */
-case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: String, filePrefix: String,
-    validatedBytes: Long, replaced: Seq[String]) extends LeafRunnableCommand {
-
-  override val output: Seq[Attribute] = ReclusterCommit.outputAttributes()
+ * The staging directory is `<location>/_sc_recluster_<run>` and the files it puts in place are named
+ * `sc-l<level>-<run>-<n>`; on S3A the files are pending uploads to those names instead
+ * (recluster_stage_pending), completed by the journal.
+ */
+object PlainTableRewrite extends TableRewrite {
 
   import ReclusterFiles._
 
-  override def run(spark: SparkSession): Seq[Row] = {
+  override def dataFiles(spark: SparkSession, tableName: String): TableFiles =
+    TableFiles(None, ReclusterFiles.dataFiles(spark, table(spark, tableName))
+      .map(f => TableDataFile(f.filePath, f.size, f.modificationTime)))
+
+  /** A plain table has no versions, nor counts of its own. */
+  override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = None
+
+  /** status `committed`, `aborted: <why>` (the staged files are deleted, the table is as it was) or
+   *  `rolled back: <why>`; then the staging table leaves the catalog (its directory is gone by then).
+   *  A commit that stops with an error keeps it: recovery finds the staging directory by it. */
+  override def commit(spark: SparkSession, request: RewriteRequest): RewriteOutcome = {
+    val outcome = commitJournaled(spark, request)
+    TableRewrite.dropStagingTable(spark, request.stagingTable)
+    outcome
+  }
+
+  private def commitJournaled(spark: SparkSession, request: RewriteRequest): RewriteOutcome = {
+    import request.{filePrefix, leaseToken, stagingDir, tableName}
     if (!filePrefix.matches("[A-Za-z0-9_-]+")) {
-      throw SparkClusteringErrors.invalidArgument("recluster_commit",
+      throw SparkClusteringErrors.invalidArgument("table_rewrite_commit",
         s"file prefix '$filePrefix' must match [A-Za-z0-9_-]+")
     }
+    val validatedBytes = request.required(request.validatedBytes, "validated_bytes", TableKind.Plain)
     val t = table(spark, tableName)
     val conf = hadoopConf(spark)
     val staging = new Path(stagingDir)
     val fs = staging.getFileSystem(conf)
     if (!staging.getName.startsWith(StagingPrefix) || !staging.getName.matches("[A-Za-z0-9_]+")) {
-      throw SparkClusteringErrors.invalidArgument("recluster_commit",
+      throw SparkClusteringErrors.invalidArgument("table_rewrite_commit",
         s"staging directory '$stagingDir' must be named ${StagingPrefix}<run id>")
     }
     // readers find the journal of a file's run by the run in its name (InFlightCommits)
-    val run = staging.getName.stripPrefix(StagingPrefix)
-    if (!isRunPrefix(filePrefix, run)) {
-      throw SparkClusteringErrors.invalidArgument("recluster_commit",
-        s"file prefix '$filePrefix' must be sc-l<level>-$run (the run of the staging directory $stagingDir)")
+    val runId = staging.getName.stripPrefix(StagingPrefix)
+    if (!isRunPrefix(filePrefix, runId)) {
+      throw SparkClusteringErrors.invalidArgument("table_rewrite_commit",
+        s"file prefix '$filePrefix' must be sc-l<level>-$runId (the run of the staging directory $stagingDir)")
     }
-    val expected = replaced.map { entry =>
-      entry.split(":", 3) match {
-        case Array(size, mtime, path) => (path, size.toLong, mtime.toLong)
-        case _ => throw SparkClusteringErrors.invalidArgument("recluster_commit",
-          s"replaced file '$entry' must be '<size>:<modification time>:<path>'")
-      }
-    }
+    val expected = request.replaced
 
-    def abort(why: String): Seq[Row] = {
-      PendingUploads.rollBack(conf, fs.makeQualified(staging.getParent), staging.getName.stripPrefix(StagingPrefix))
+    def abort(why: String): RewriteOutcome = {
+      PendingUploads.rollBack(conf, fs.makeQualified(staging.getParent), runId)
       fs.delete(staging, true)
-      Seq(Row(s"aborted: $why", 0L, 0L, 0L, 0L))
+      RewriteOutcome.aborted(why)
     }
 
     TableLease.check(leaseToken, s"recluster of $tableName")
@@ -75,11 +69,11 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
     if (fs.makeQualified(staging.getParent) != root) {
       return abort(s"the table's location changed to $root since the recluster staged its files; nothing was changed")
     }
-    val runId = staging.getName.stripPrefix(StagingPrefix)
     // written as pending uploads to their final names (on S3A), or staged to be moved
     val uploads = PendingUploads.readList(conf, staging)
-    if (uploads.isEmpty && !fs.exists(staging)) return Seq(Row("aborted: the staged files are gone (removed by " +
-      "another process); nothing was changed", 0L, 0L, 0L, 0L))
+    if (uploads.isEmpty && !fs.exists(staging)) {
+      return RewriteOutcome.aborted("the staged files are gone (removed by another process); nothing was changed")
+    }
     val staged = if (uploads.isDefined) Seq.empty
       else visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
     val stagedBytes = uploads.map(_.map(_.size).sum).getOrElse(staged.map(_._3).sum)
@@ -88,13 +82,11 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
       return abort(s"the staged files ($stagedFiles files, $stagedBytes bytes) are not the ones validated " +
         s"($validatedBytes bytes); nothing was changed")
     }
-    val current = dataFiles(spark, t).map(f => f.filePath -> f).toMap
-    val changed = expected.filterNot { case (path, size, mtime) =>
-      current.get(path).exists(f => f.size == size && f.modificationTime == mtime)
-    }
+    val current = ReclusterFiles.dataFiles(spark, t).map(f => f.filePath -> f).toMap
+    val changed = expected.filterNot(r => current.get(r.path).exists(f => f.size == r.size && f.modificationTime == r.modificationTime))
     if (changed.nonEmpty) {
       return abort(s"${changed.size} file(s) it rewrote changed or vanished since the recluster read them " +
-        s"(a concurrent write), e.g. ${changed.head._1}; nothing was changed, the next recluster starts over")
+        s"(a concurrent write), e.g. ${changed.head.path}; nothing was changed, the next recluster starts over")
     }
 
     // Staged files keep their partition directory; they land in the partition's own location.
@@ -113,7 +105,7 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
       val suffix = name.indexOf('.') match { case -1 => "" case k => name.substring(k) }
       Move(from, new Path(dir, f"$filePrefix-$i%05d$suffix"), size)
     }
-    val deletes = expected.map { case (path, _, _) => Delete(current(path).path) }
+    val deletes = expected.map(r => Delete(current(r.path).path))
 
     pausePoint(spark, "before_manifest")
     TableLease.check(leaseToken, s"recluster of $tableName")
@@ -134,45 +126,23 @@ case class ReclusterCommit(tableName: String, leaseToken: String, stagingDir: St
         fs.delete(staging, true)
         if (completes.nonEmpty) PendingUploads.cleanUp(conf, root, runId)
         refreshTable(spark, t)
-        Seq(Row("committed", (moves.size + completes.size).toLong, deletes.size.toLong, stagedBytes,
-          expected.map(_._2).sum))
+        RewriteOutcome("committed", (moves.size + completes.size).toLong, deletes.size.toLong, stagedBytes,
+          expected.map(_.size).sum)
       case RolledBack(why) =>
         if (completes.nonEmpty) PendingUploads.rollBack(conf, root, runId)
         fs.delete(staging, true)
         refreshTable(spark, t)
-        Seq(Row(s"rolled back: $why; nothing was changed", 0L, 0L, 0L, 0L))
+        RewriteOutcome(s"rolled back: $why; nothing was changed", 0L, 0L, 0L, 0L)
       case d: Damaged =>
         refreshTable(spark, t)
-        throw SparkClusteringErrors.invalidArgument("recluster_commit", d.describe)
+        throw SparkClusteringErrors.invalidArgument("table_rewrite_commit", d.describe)
     }
   }
-}
 
-object ReclusterCommit {
-  /** The row a commit returns (recluster_commit, format_rewrite_commit): status, files_added,
-   *  files_removed, bytes_added, bytes_removed; new attributes per command. */
-  def outputAttributes(): Seq[Attribute] = Seq(
-    AttributeReference("status", StringType, nullable = false)(),
-    AttributeReference("files_added", LongType, nullable = false)(),
-    AttributeReference("files_removed", LongType, nullable = false)(),
-    AttributeReference("bytes_added", LongType, nullable = false)(),
-    AttributeReference("bytes_removed", LongType, nullable = false)())
-}
-
-/** `select * from recluster_recover('db.t', lease_token, 'db.t__sc_recluster')`: finish (manifest
- *  present) or roll back (absent) every interrupted commit of the table, including the directory
- *  of a leftover staging table (e.g. under the table's previous location). One row per staging directory (run_id, action). Only the lease holder recovers, so no
- *  live writer's staging is ever touched. */
-case class ReclusterRecover(tableName: String, leaseToken: String, stagingTable: String)
-    extends LeafRunnableCommand {
-  override val output: Seq[Attribute] = Seq(
-    AttributeReference("run_id", StringType, nullable = false)(),
-    AttributeReference("action", StringType, nullable = false)())
-
-  import ReclusterFiles._
-
-  override def run(spark: SparkSession): Seq[Row] = {
-    TableLease.check(leaseToken, s"recovery of $tableName")
+  /** Finish (manifest present) or roll back (absent) every interrupted commit of the table,
+   *  including the directory of a leftover staging table (e.g. under the table's previous
+   *  location), then drop that staging table with its files. */
+  override def recover(spark: SparkSession, tableName: String, stagingTable: String): Seq[(String, String)] = {
     val t = table(spark, tableName)
     val conf = hadoopConf(spark)
     val root = location(t)
@@ -180,9 +150,8 @@ case class ReclusterRecover(tableName: String, leaseToken: String, stagingTable:
     val found = if (!fs.exists(root)) Seq.empty else fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath)
     // the leftover staging table of an interrupted run points at its staging directory, which may
     // lie under a previous location of the table
-    val session = classic(spark)
-    val catalog = session.sessionState.catalog
-    val extra = Option(stagingTable).filter(_.nonEmpty).map(session.sessionState.sqlParser.parseTableIdentifier)
+    val catalog = classic(spark).sessionState.catalog
+    val extra = TableRewrite.stagingTableIdent(spark, stagingTable)
       .filter(catalog.tableExists).map(ident => location(catalog.getTableMetadata(ident)))
       .filter(p => p.getName.startsWith(StagingPrefix) && p.getFileSystem(conf).exists(p))
     val staging = (found.filter(_.getName.startsWith(StagingPrefix)) ++ extra)
@@ -205,23 +174,25 @@ case class ReclusterRecover(tableName: String, leaseToken: String, stagingTable:
           dir.getFileSystem(conf).delete(dir, true)
           "rolled back (staged files deleted)"
       }
-      Row(runId, action)
+      (runId, action)
     }
     // a pending write (S3A) killed before it listed its files leaves only its uploads
     val known = staging.map(_.getName.stripPrefix(StagingPrefix)).toSet
     val orphans = found.map(_.getName).filter(_.startsWith(PendingUploads.MagicPrefix))
         .map(_.stripPrefix(PendingUploads.MagicPrefix)).filterNot(known.contains).map { runId =>
       PendingUploads.rollBack(conf, fs.makeQualified(root), runId)
-      Row(runId, "rolled back (pending uploads aborted)")
+      (runId, "rolled back (pending uploads aborted)")
     }
     // journals kept after damage are reported on every recovery until someone deletes them
     val damaged = found.filter(_.getName.startsWith(DamagedPrefix)).map { dir =>
-      Row(dir.getName.stripPrefix(DamagedPrefix), s"damaged commit kept for inspection at $dir " +
+      (dir.getName.stripPrefix(DamagedPrefix), s"damaged commit kept for inspection at $dir " +
         "(files were removed behind spark_clustering's back); delete that directory once inspected")
     }
     val strays = PendingUploads.abortStray(conf, fs.makeQualified(root))
-    val aborted = if (strays == 0) Nil else Seq(Row("", s"aborted $strays upload(s) in progress of killed runs"))
+    val aborted = if (strays == 0) Nil else Seq(("", s"aborted $strays upload(s) in progress of killed runs"))
     if (rows.nonEmpty || orphans.nonEmpty) refreshTable(spark, t)
+    // its directory was recovered above (or is gone): what is left of it goes with it
+    if (stagingTable.nonEmpty) DropSidecarTable.drop(spark, stagingTable)
     rows ++ orphans ++ aborted ++ damaged
   }
 }
