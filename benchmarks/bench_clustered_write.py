@@ -21,16 +21,14 @@ import math
 import random
 import sys
 import time
-from pathlib import Path
 
+from common.dbt import PROJECT as DBT_PROJECT
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_write"
-# the benchmarks' own dbt project (model clustered_write), not the integration tests' cases
-DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 COLUMNS = ["mission_id", "ts", "reading_value"]
 NUMERIC = {"mission_id": "cast(mission_id as double)", "ts": "cast(ts as double)",
            "reading_value": "reading_value"}

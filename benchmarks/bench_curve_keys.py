@@ -20,51 +20,9 @@ import argparse
 import os
 import statistics
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
 
-BITS = 10
-RANGES = 1000  # ids in [0, 1000) fit 10 bits
-BOUNDARY_COUNT = 1000
-
-# Inputs shared by every query: 4 ids in [0, 1000) and a double for range_id.
-SOURCE = f"""
-SELECT
-  CAST(pmod(xxhash64(id, 1), {RANGES}) AS INT) AS a,
-  CAST(pmod(xxhash64(id, 2), {RANGES}) AS INT) AS b,
-  CAST(pmod(xxhash64(id, 3), {RANGES}) AS INT) AS c,
-  CAST(pmod(xxhash64(id, 4), {RANGES}) AS INT) AS d,
-  CAST(pmod(xxhash64(id, 5), 1000000) AS DOUBLE) / 1000.0D AS v
-FROM range({{rows}})
-"""
-
-
-def boundaries_sql() -> str:
-    # Evenly spaced over v's domain [0, 1000): 1000 sorted, distinct doubles.
-    return "array(" + ", ".join(f"{i * 1000.0 / BOUNDARY_COUNT!r}D" for i in range(BOUNDARY_COUNT)) + ")"
-
-
-@dataclass
-class Variant:
-    name: str
-    expr: str  # hashed and summed per row
-    baseline: str  # name of the baseline variant its ratio is computed against
-    slow: bool = False  # Python / SQL variants: fewer repetitions
-    cpu_in_jvm: bool = True  # False when work happens outside the JVM (Python UDF workers)
-
-
-def native_variants(boundaries: str) -> list[Variant]:
-    return [
-        Variant("baseline: 3 ids (scan + hash)", "xxhash64(a, b, c)", "ids3"),
-        Variant("native hilbert_key 3 cols", f"xxhash64(hilbert_key({BITS}, a, b, c))", "ids3"),
-        Variant("native zorder_key 3 cols", f"xxhash64(zorder_key({BITS}, a, b, c))", "ids3"),
-        Variant("baseline: 4 ids (scan + hash)", "xxhash64(a, b, c, d)", "ids4"),
-        Variant("native hilbert_key 4 cols", f"xxhash64(hilbert_key({BITS}, a, b, c, d))", "ids4"),
-        Variant("native zorder_key 4 cols", f"xxhash64(zorder_key({BITS}, a, b, c, d))", "ids4"),
-        Variant("baseline: 1 double (scan + hash)", "xxhash64(v)", "value"),
-        Variant(f"native range_id {BOUNDARY_COUNT} boundaries", f"xxhash64(range_id(v, {boundaries}))", "value"),
-    ]
+from common.keys import BITS, BOUNDARY_COUNT, RANGES, Variant, boundaries_sql, native_variants, run_once, warm_up
+from common.timing import JvmCpu
 
 
 # --------------------------------------------------------------------------------------------
@@ -129,45 +87,6 @@ def sql_fallback_variants(boundaries: str) -> list[Variant]:
 
 
 # --------------------------------------------------------------------------------------------
-
-class JvmCpu:
-    """CPU seconds used by the Spark JVM (driver + executor threads in local mode), from /proc.
-
-    On a machine shared with other jobs the wall time of a query swings with their load; the CPU
-    time the query needed swings much less, so the table shows a CPU-based ratio too."""
-
-    def __init__(self, spark):
-        self.path = None
-        try:
-            pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-            path = Path(f"/proc/{pid}/stat")
-            if path.exists():
-                self.path = path
-        except Exception:  # noqa: BLE001 - not Linux / no py4j access: wall time only
-            self.path = None
-
-    def seconds(self) -> float | None:
-        if self.path is None:
-            return None
-        fields = self.path.read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def run_once(spark, expr: str, rows: int, cpu: JvmCpu | None = None) -> tuple[float, float | None]:
-    """(wall seconds, JVM CPU seconds or None)."""
-    query = f"SELECT sum({expr}) AS s FROM ({SOURCE.format(rows=rows)})"
-    cpu_start = cpu.seconds() if cpu else None
-    start = time.perf_counter()
-    spark.sql(query).collect()
-    wall = time.perf_counter() - start
-    cpu_end = cpu.seconds() if cpu else None
-    return wall, (cpu_end - cpu_start) if cpu_start is not None and cpu_end is not None else None
-
-
-def warm_up(spark, variant: Variant, rows: int) -> None:
-    run_once(spark, variant.expr, rows)
-    run_once(spark, variant.expr, rows)
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

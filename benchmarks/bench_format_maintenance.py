@@ -37,12 +37,19 @@ import os
 import time
 from pathlib import Path
 
-import bench_data_skipping as bds
-import report_datasets
-from bench_table_formats import (BENCH, COLUMNS, DATASETS, DBT_ENV, DBT_PROJECT, bisect_iceberg_target, dbt_run,
-                                 declared_workload, drop_table, files_of, files_read, format_session,
-                                 iceberg_zorder_rewrite, lineitem_source, table_bytes, timed, write_results)
+from common import BENCH
+from common.datasets import DATASETS, lineitem_source
+from common.datasets import LINEITEM_COLUMNS as COLUMNS
+from common.dbt import PROJECT, dbt_env, dbt_runner
+from common.formats import (bisect_iceberg_target, drop_table, files_of, files_read, format_session,
+                            iceberg_zorder_rewrite, table_bytes)
+from common.machine import write_results
+from common.timing import timed
+from common.workloads import declared_workload, intersecting, make_workload
 from spark_clustering_dev.dbt import run_operation_json
+
+# run_dbt on the benchmarks' own dbt project (model format_table) with bench_table_formats' target/log folders
+dbt_run = dbt_runner("formats")
 
 PACKAGE = "package recluster"
 
@@ -120,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     bisected = {}
     if fmt == "iceberg" and not args.skip_natives:
         # the z-order rewrite's files come out smaller than the target: the size that gives --files
-        # files is found on the first build (bench_table_formats.bisect_iceberg_target) and kept for
+        # files is found on the first build (common/formats.py's bisect_iceberg_target) and kept for
         # the maintenance after each append, so the layouts have equal file counts at the start
         table = f"{schema}.m_iceberg_zorder"
         target, seconds, attempts = bisect_iceberg_target(
@@ -143,21 +150,21 @@ def main(argv: list[str] | None = None) -> int:
             layout.update(bisected[name])
         elif name != PACKAGE:
             drop_table(spark, fmt, layout['table'])
-            layout["build_seconds"] = timed(lambda: [spark.sql(s).collect() for s in layout["build"](
-                layout["table"], "base_rows", args.files)])
+            layout["build_seconds"] = round(timed(lambda: [spark.sql(s).collect() for s in layout["build"](
+                layout["table"], "base_rows", args.files)]), 1)
         layout["steps"] = []
         print(f"{name}: {len(live(spark, fmt, layout['table']))} files after the first build "
               f"({layout['build_seconds']} s)", flush=True)
 
     domain = [b for layout in layouts.values() for b in files_of(spark, fmt, layout["table"])]
-    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows)
+    workload = make_workload(spark, source, domain, args.queries, args.seed, rows)
 
     def maintain(name: str, layout: dict) -> dict:
         before = live(spark, fmt, layout["table"])
         start = time.monotonic()
         if name == PACKAGE:
             outcome = run_operation_json("spark_clustering.recluster", {"relation": layout["table"]}, prefix="recluster",
-                                         schema=schema, vars=package_vars, project_dir=DBT_PROJECT, env=DBT_ENV)
+                                         schema=schema, vars=package_vars, project_dir=PROJECT, env=dbt_env("formats"))
             decision = outcome.get("decision")
         else:
             for statement in layout["maintain"](layout["table"]):
@@ -184,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                 df = spark.sql(q["sql"].replace(source, layout["table"]))
                 answers.add(tuple(tuple(r) for r in df.collect()))
                 layout["steps"][-1]["files_read"] += files_read(df)
-                layout["steps"][-1]["ideal"] += len(bds.intersecting(boxes[name], q["box"]))
+                layout["steps"][-1]["ideal"] += len(intersecting(boxes[name], q["box"]))
             assert len(answers) == 1, f"layouts disagree after step {step} on {q['sql']}: {answers}"
         print(f"step {step}: " + "; ".join(f"{n}: {l['steps'][-1]['decision'] or ''} rewrote {l['steps'][-1]['bytes_rewritten']:,} B in "
                                           f"{l['steps'][-1]['seconds']} s, {l['steps'][-1]['files_after']} files, "

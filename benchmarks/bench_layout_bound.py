@@ -12,7 +12,7 @@ Layouts, each cut over ALL the rows (not a sample, as a build does), every file'
   grid                every column cut at its own global quantiles (cells of about equal rows when
                       the columns are independent), as many cuts per column as the files allow.
 A file whose column is all null has no bound on it (it meets no range of that column), as in the
-formats' statistics. Workload: bench_data_skipping.make_workload, the seed bench_table_formats
+formats' statistics. Workload: common/workloads.py's make_workload, the seed bench_table_formats
 measures with (--seed), and the mean over --other-seeds seeds after it: how hard that one draw is.
 
 Why these stand for "any layout": a query that bounds one column reads every file whose range on it
@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-import bench_data_skipping as bds
-from bench_table_formats import BENCH, DATASETS
+from common import BENCH
+from common.datasets import DATASETS
+from common.workloads import KINDS, make_workload
 
 EPOCH = datetime.date(1970, 1, 1)
 
@@ -81,8 +82,8 @@ def workload(columns, x, nulls, order, kinds, n: int, seed: int, dataset: str) -
         lo, hi = int(np.nanmin(x[:, i])), int(np.nanmax(x[:, i]))
         domain[0][f"{c}_lo"] = EPOCH + datetime.timedelta(days=lo) if kinds[i] == "date" else lo
         domain[0][f"{c}_hi"] = EPOCH + datetime.timedelta(days=hi) if kinds[i] == "date" else hi
-    queries = bds.make_workload(None, "rows", domain, n, seed, len(order), columns, info["order_column"],
-                                info["measure"], find_rows=find_rows)
+    queries = make_workload(None, "rows", domain, n, seed, len(order), columns, info["order_column"],
+                            info["measure"], find_rows=find_rows)
     out = []
     for q in queries:
         box = {}
@@ -183,7 +184,7 @@ def main() -> int:
     results = {}
     print(f"{DATASETS[args.dataset]['title']} SF {args.sf:g}, {len(x):,} rows, {args.files} files, "
           f"{args.queries} queries, seed {args.seed}\n")
-    kinds_order = bds.KINDS
+    kinds_order = KINDS
     print(f"| layout | files | rows per file | files read, seed {args.seed} | " + " | ".join(kinds_order)
           + f" | mean over {args.other_seeds} other seeds |")
     print("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in kinds_order) + " | ---: |")

@@ -48,13 +48,17 @@ import threading
 import time
 from pathlib import Path
 
-import bench_data_skipping as skipping
-import report_datasets
-from spark_clustering_dev.paths import BUILD, WORK
+from common import BENCH
+from common.datasets import LINEITEM_COLUMNS, generate_lineitem_parquet
+from common.dbt import dbt_runner
+from common.machine import git_head, machine_facts
+from common.scans import run_query
+from common.small_files import part_small_files, small_files_dir
+from common.workloads import file_boxes, intersecting, make_workload
+from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.s3 import S3Server, delta, s3a_counters
 from spark_clustering_dev.spark import get_spark
 
-BENCH = BUILD / "bench"
 BUCKET = "bench-object-store"
 SCHEMA = "bench_s3"
 REPORTED = ("object_copy_requests", "files_copied_bytes", "object_put_request", "object_list_request",
@@ -72,7 +76,7 @@ def small_files_part(spark, server: S3Server, args) -> dict:
     """bench_data_skipping's part 2 with its files in the bucket (uploaded by 16 threads)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    local = skipping.small_files_dir(spark, args)
+    local = small_files_dir(spark, args)
     prefix = f"small_files_{args.small_files}/"
     client = server.client()
     files = sorted(p for p in local.iterdir() if p.name.startswith("part-"))
@@ -80,14 +84,13 @@ def small_files_part(spark, server: S3Server, args) -> dict:
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda p: client.upload_file(str(p), BUCKET, prefix + p.name), files))
     print(f"\nuploaded {len(files)} files to s3a://{BUCKET}/{prefix} in {time.monotonic() - start:.0f} s")
-    spark.sql(f"create database if not exists {skipping.SCHEMA}")
 
     def requests() -> int:
         """GET + HEAD + LIST requests the bucket's S3A file system sent so far."""
         return reads(s3a_counters(spark, f"s3a://{BUCKET}/"))["requests"]
 
-    return skipping.part_small_files(spark, args, location=f"s3a://{BUCKET}/{prefix}", requests=requests,
-                                     answer_checks=args.small_answer_checks)
+    return part_small_files(spark, args, location=f"s3a://{BUCKET}/{prefix}", requests=requests,
+                            answer_checks=args.small_answer_checks)
 
 
 def reads(counted: dict) -> dict:
@@ -97,8 +100,7 @@ def reads(counted: dict) -> dict:
 
 
 def dbt_run(args: list[str], vars: dict | None = None):
-    env = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-object-store"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-object-store")}
-    return skipping.run_dbt(args, schema=SCHEMA, vars=vars or {}, project_dir=skipping.DBT_PROJECT, env=env)
+    return dbt_runner("object-store")(args, SCHEMA, vars or {})
 
 
 def counted_step(spark, name: str, action) -> dict:
@@ -136,14 +138,14 @@ def main() -> int:
                           extra_conf={"spark.sparkclustering.workload.record": "false"})
         spark.sql(f"drop database if exists {SCHEMA} cascade")
         spark.sql(f"create database {SCHEMA} location 's3a://{BUCKET}/{SCHEMA}.db'")
-        parquet = report_datasets.generate_lineitem_parquet(args.sf, BENCH / "tpch")
+        parquet = generate_lineitem_parquet(args.sf, BENCH / "tpch")
         source = f"parquet.`{parquet}`"
         alias = f"lineitem_hilbert_{args.files}"
         table = f"{SCHEMA}.{alias}"
         model_vars = {"source": source, "skipping_alias": alias, "method": "hilbert",
-                      "cluster_by": skipping.COLUMNS, "num_files": args.files}
-        result = {"args": vars(args) | {"json": str(args.json)}, "machine": skipping.machine(),
-                  "git": skipping.git_head(), "steps": {}}
+                      "cluster_by": LINEITEM_COLUMNS, "num_files": args.files}
+        result = {"args": vars(args) | {"json": str(args.json)}, "machine": machine_facts(),
+                  "git": git_head(), "steps": {}}
         steps = result["steps"]
         steps["build"] = counted_step(spark, "build", lambda: dbt_run(["run", "--select", "skipping_table"], model_vars))
         steps["rebuild"] = counted_step(spark, "rebuild", lambda: dbt_run(["run", "--select", "skipping_table"], model_vars))
@@ -153,20 +155,20 @@ def main() -> int:
             spark, "write_file_stats", lambda: spark.sql(f"select * from write_file_stats('{table}', false)").collect())
 
         spark.conf.set("spark.sql.adaptive.enabled", "false")
-        boxes = skipping.file_boxes(spark, table)
+        boxes = file_boxes(spark, table)
         rows = int(sum(f["n"] for f in boxes))
-        queries = skipping.make_workload(spark, table, boxes, args.queries, args.seed, rows)
+        queries = make_workload(spark, table, boxes, args.queries, args.seed, rows)
         print(f"\n{len(queries)} queries: each once untimed (listing, footers), then off and on")
         for q in queries:
-            skipping.run_query(spark, q["sql"], False)
-            skipping.run_query(spark, q["sql"], True)
+            run_query(spark, q["sql"], False)
+            run_query(spark, q["sql"], True)
         for q in queries:
             for on in (False, True):
                 before = s3a_counters(spark, f"s3a://{BUCKET}/")
-                run = skipping.run_query(spark, q["sql"], on)
+                run = run_query(spark, q["sql"], on)
                 q["on" if on else "off"] = {"files": run["files"], "seconds": run["seconds"], "answer": run["answer"],
                                             **reads(delta(before, s3a_counters(spark, f"s3a://{BUCKET}/")))}
-            ideal = skipping.intersecting(boxes, q["box"])
+            ideal = intersecting(boxes, q["box"])
             q["ideal_files"] = len(ideal)
             q["answers_equal"] = q["on"]["answer"] == q["off"]["answer"]
             # the same query over exactly the files a perfect min/max skipper reads: a DataFrame

@@ -24,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from common.dbt import PROJECT as DBT_PROJECT
 from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
 from spark_clustering_dev.paths import WORK
@@ -32,8 +33,6 @@ from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_recluster"
 COLUMNS = ["a", "b", "c"]  # the models' cluster_by
-# the benchmarks' own dbt project (models recluster_grown, recluster_all_rows, recluster_rebuilt)
-DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 
 
 def dbt(args: list[str], vars: dict):

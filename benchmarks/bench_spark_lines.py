@@ -33,12 +33,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "dev"))
-from spark_clustering_dev import lines  # noqa: E402
+from common.dbt import PROJECT as DBT_PROJECT
+from spark_clustering_dev import lines
+from spark_clustering_dev.paths import REPO
 
 SCHEMA = "bench_spark_lines"
-DBT_PROJECT = REPO / "benchmarks" / "dbt_project"
 
 
 def child(args) -> dict:

@@ -27,9 +27,9 @@ the natives the CTAS plus the OPTIMIZE / rewrite after it; for the package the m
 time as dbt reports it, after an untimed `dbt parse`, so dbt's own start is not counted); the package's
 builds and the CTAS ORDER BY take turns over --build-runs rounds (default 3) and the fastest of each
 counts, the natives' clustering is built once (a minute each). Workload: bench_data_skipping's
-seeded boxes (one-, two-, three-column and point queries). Per layout: files read (FileSourceScanExec
-numFiles for Delta; BatchScanExec resultDataFiles for Iceberg) summed over the workload, and the
-ideal (files whose min/max box meets the query box). Answers must be equal across layouts.
+seeded boxes (one-, two-, three-column and point queries; common/workloads.py). Per layout: files
+read (FileSourceScanExec numFiles for Delta; BatchScanExec resultDataFiles for Iceberg) summed over
+the workload, and the ideal (files whose min/max box meets the query box). Answers must be equal across layouts.
 Goals (issue 28): files read <= 0.8 x the best native layout's; package build <= 1.15 x CTAS ORDER BY.
 The maintenance half (appends, recluster vs the formats' maintenance): bench_format_maintenance.py.
 Prints a markdown table; asserts nothing.
@@ -37,170 +37,22 @@ Prints a markdown table; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import os
 import time
 from pathlib import Path
 
-import bench_data_skipping as bds
-import report_datasets
-from spark_clustering_dev.dbt import run_dbt
-from spark_clustering_dev.paths import BUILD, WORK
-from spark_clustering_dev.spark import get_spark
+from common import BENCH
+from common.datasets import DATASETS, lineitem_source
+from common.datasets import LINEITEM_COLUMNS as COLUMNS
+from common.dbt import dbt_runner
+from common.formats import (bisect_iceberg_target, drop_table, files_of, files_read, format_session,
+                            iceberg_zorder_rewrite, table_bytes)
+from common.machine import write_results
+from common.timing import timed
+from common.workloads import declared_workload, intersecting, make_workload
 
-BENCH = BUILD / "bench"
-COLUMNS = report_datasets.LINEITEM_COLUMNS
-# What a dataset needs here: its clustering columns, the column numbering its rows in generation
-# order (point queries pick rows by it), the column the queries sum, and its parquet generator.
-DATASETS = {
-    "lineitem": {"columns": report_datasets.LINEITEM_COLUMNS, "order_column": "l_insert_order",
-                 "measure": "l_extendedprice", "parquet": report_datasets.generate_lineitem_parquet,
-                 "title": "TPC-H lineitem"},
-    "store_sales": {"columns": report_datasets.STORE_SALES_COLUMNS, "order_column": "ss_insert_order",
-                    "measure": "ss_net_paid", "parquet": report_datasets.generate_store_sales_parquet,
-                    "title": "TPC-DS store_sales"},
-}
-
-
-# the benchmarks' own dbt project (model format_table), not the integration tests' cases
-DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
-DBT_ENV = {"DBT_TARGET_PATH": str(BENCH / "dbt-target-formats"), "DBT_LOG_PATH": str(BENCH / "dbt-logs-formats")}
-
-
-def dbt_run(args: list[str], schema: str, vars: dict):
-    return run_dbt(args, schema=schema, vars=vars, project_dir=DBT_PROJECT, env=DBT_ENV)
-
-
-def timed(fn) -> float:
-    start = time.monotonic()
-    fn()
-    return round(time.monotonic() - start, 1)
-
-
-def file_column(fmt: str) -> str:
-    return "_metadata.file_path" if fmt == "delta" else "_file"
-
-
-def files_of(spark, fmt: str, table: str, columns: list[str] = COLUMNS) -> list[dict]:
-    """Each live file's min/max box over the clustering columns, from its rows."""
-    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in columns)
-    return [r.asDict() for r in spark.sql(f"select {file_column(fmt)} as path, count(*) as n, {aggs} from {table} "
-                                          f"group by 1").collect()]
-
-
-def files_read(df) -> int:
-    """Files the query's scans read: numFiles of file-source scans (Delta), resultDataFiles of
-    Iceberg's batch scans."""
-    total = 0
-    for node in bds.plan_nodes(df._jdf.queryExecution().executedPlan()):
-        metrics = node.metrics()
-        for name in ("numFiles", "resultDataFiles"):
-            m = metrics.get(name)
-            if m.isDefined():
-                total += int(m.get().value())
-    return total
-
-
-def table_bytes(spark, fmt: str, table: str) -> int:
-    if fmt == "delta":
-        return int(spark.sql(f"describe detail {table}").first()["sizeInBytes"])
-    return int(spark.sql(f"select sum(file_size_in_bytes) from {table}.files").first()[0])
-
-
-def iceberg_zorder_rewrite(table: str, cols: str, target: int, everything: bool) -> str:
-    """Iceberg's own z-order: rewrite_data_files with the sort strategy, every file (`rewrite-all`)
-    or the files its default selection picks."""
-    rewrite_all = ", 'rewrite-all', 'true'" if everything else ""
-    return (f"call spark_catalog.system.rewrite_data_files(table => '{table}', strategy => 'sort', "
-            f"sort_order => 'zorder({cols})', options => map('target-file-size-bytes', '{target}'{rewrite_all}))")
-
-
-def bisect_iceberg_target(spark, table: str, statements, target: int, files: int) -> tuple[int, list[float], list]:
-    """The target-file-size-bytes at which `statements(size)` (a build of `table` ending in a z-order
-    rewrite) gives about `files` files. Iceberg's writer rolls a file at the target size of its
-    in-memory estimate, which a z-ordered file (compressing worse) reaches sooner, and not linearly:
-    each attempt drops the table and builds it again, bisecting the size (geometric mean of the sizes
-    that gave too many and too few files), up to 6 attempts; when none lands within 10 % the table
-    is built once more at the size that came closest. Returns the size, the seconds of each
-    statement of the last build, and every (size, files) tried."""
-    attempts, size, lo, hi, seconds = [], target, None, None, []
-
-    def build(at: int) -> int:
-        nonlocal seconds
-        drop_table(spark, "iceberg", table)
-        seconds = [timed(lambda st=st: spark.sql(st).collect()) for st in statements(at)]
-        got = int(spark.sql(f"select count(*) from {table}.files").first()[0])
-        attempts.append((at, got))
-        return got
-
-    for _ in range(6):
-        got = build(size)
-        if abs(got - files) <= max(1, files // 10):
-            return size, seconds, attempts
-        if got > files:
-            lo = size
-        else:
-            hi = size
-        size = int((lo * hi) ** 0.5) if lo and hi else int(size * got / files)
-    best = min(attempts, key=lambda a: abs(a[1] - files))
-    if best is not attempts[-1]:
-        build(best[0])
-    return best[0], seconds, attempts
-
-
-def format_session(fmt: str, app_name: str, files: int):
-    """A session of the format for a benchmark: its own warehouse, `files` shuffle partitions, no AQE
-    (so a repartition hint gives exactly that many files)."""
-    spark = get_spark(WORK / f"{app_name}_{fmt}", app_name=app_name, table_format=fmt,
-                      extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(files),
-                                  "spark.sql.adaptive.enabled": "false"})
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def drop_table(spark, fmt: str, table: str) -> None:
-    """Drops a benchmark's table of format `fmt` with its files: Iceberg's DROP TABLE leaves every
-    data and metadata file behind unless PURGE (Delta's managed tables go with their directory), and
-    rounds of rebuilt Iceberg tables once filled the disk (16 GB)."""
-    spark.sql(f"drop table if exists {table}" + (" purge" if fmt == "iceberg" else ""))
-
-
-def lineitem_source(spark, schema: str, sf: float, dataset: str = "lineitem") -> tuple[str, int]:
-    """`<schema>.<dataset>_src`: a parquet table over the cached TPC-H lineitem (or another of
-    DATASETS) of scale `sf`; its rows."""
-    spark.sql(f"create database if not exists {schema}")
-    parquet = DATASETS[dataset]["parquet"](sf, BENCH / ("tpch" if dataset == "lineitem" else "tpcds"))
-    source = f"{schema}.{dataset}_src"
-    spark.sql(f"drop table if exists {source}")
-    spark.sql(f"create table {source} using parquet location '{parquet}'")
-    return source, int(spark.sql(f"select count(*) from {source}").first()[0])
-
-
-def write_results(json_path: Path, spark, args, started: float, load_before, **figures) -> dict:
-    """The run's figures with when, where and what ran them, written to `json_path`."""
-    results = {"date": datetime.date.today().isoformat(), "machine": bds.machine(), "spark": spark.version,
-               "commit": bds.git_head(), "args": {k: str(v) for k, v in vars(args).items()}, **figures,
-               "seconds": round(time.monotonic() - started, 1), "loadavg_before": load_before,
-               "loadavg_after": os.getloadavg()}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(results, indent=1, default=str))
-    print(f"{results['seconds']:.0f} s; load average before {load_before[0]:.2f}, after {results['loadavg_after'][0]:.2f}; "
-          f"figures in {json_path}")
-    return results
-
-
-def declared_workload(spark, source: str, n: int, seed: int, rows: int, dataset: dict) -> list[dict]:
-    """A workload to declare in `cluster_workload` for `cluster_method: auto`: queries drawn by the
-    same generator as the measured workload, with another seed (the layout is chosen on queries like
-    the ones it serves, not on those it is measured with), as boxes {column: [lo, hi]}."""
-    columns = dataset["columns"]
-    aggs = ", ".join(f"min({c}) as {c}_lo, max({c}) as {c}_hi" for c in columns)
-    domain = [spark.sql(f"select {aggs} from {source}").first().asDict()]
-    return [{c: [str(lo) if isinstance(lo, datetime.date) else lo, str(hi) if isinstance(hi, datetime.date) else hi]
-             for c, (lo, hi) in q["box"].items()}
-            for q in bds.make_workload(spark, source, domain, n, seed, rows, columns, dataset["order_column"],
-                                       dataset["measure"])]
+# run_dbt on the benchmarks' own dbt project (model format_table) with this benchmark's target/log folders
+dbt_run = dbt_runner("formats")
 
 
 def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workload: list[dict],
@@ -252,21 +104,21 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
                                        f"from {source}"))
         optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_zorder zorder by ({cols})").collect())
         out["Delta OPTIMIZE ZORDER BY"] = {"table": f"{schema}.delta_zorder", "build_seconds": round(ctas + optimize, 1),
-                                           "optimize_seconds": optimize}
+                                           "optimize_seconds": round(optimize, 1)}
         drop_table(spark, fmt, f"{schema}.delta_liquid")
         ctas = timed(lambda: spark.sql(f"create table {schema}.delta_liquid using delta cluster by ({cols}) as "
                                        f"select /*+ repartition({files}) */ * from {source}"))
         optimize = timed(lambda: spark.sql(f"optimize {schema}.delta_liquid full").collect())
         out["Delta liquid (OPTIMIZE FULL)"] = {"table": f"{schema}.delta_liquid", "build_seconds": round(ctas + optimize, 1),
-                                               "optimize_seconds": optimize}
+                                               "optimize_seconds": round(optimize, 1)}
     else:
         def zorder_build(size: int) -> list[str]:
             return [f"create table {schema}.iceberg_zorder using iceberg as select /*+ repartition({files}) */ * "
                     f"from {source}", iceberg_zorder_rewrite(f"{schema}.iceberg_zorder", cols, size, everything=True)]
         size, seconds, attempts = bisect_iceberg_target(spark, f"{schema}.iceberg_zorder", zorder_build, target, files)
         out["Iceberg rewrite_data_files zorder"] = {"table": f"{schema}.iceberg_zorder", "build_seconds": round(sum(seconds), 1),
-                                                    "rewrite_seconds": seconds[-1], "attempts": attempts}
-    out["_plain_ctas_seconds"] = plain_seconds
+                                                    "rewrite_seconds": round(seconds[-1], 1), "attempts": attempts}
+    out["_plain_ctas_seconds"] = round(plain_seconds, 1)
     out["_target_file_bytes"] = target
     return out
 
@@ -302,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {info['files']} files, built in {info['build_seconds']} s", flush=True)
 
     domain = [b for info in layouts.values() for b in info["boxes"]]
-    workload = bds.make_workload(spark, source, domain, args.queries, args.seed, rows, columns, dataset["order_column"],
-                                 dataset["measure"])
+    workload = make_workload(spark, source, domain, args.queries, args.seed, rows, columns, dataset["order_column"],
+                             dataset["measure"])
     for info in layouts.values():
         info.update(files_read=0, ideal=0)
     for q in workload:
@@ -312,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             df = spark.sql(q["sql"].replace(source, info["table"]))
             answers.add(tuple(tuple(r) for r in df.collect()))
             info["files_read"] += files_read(df)
-            info["ideal"] += len(bds.intersecting(info["boxes"], q["box"]))
+            info["ideal"] += len(intersecting(info["boxes"], q["box"]))
         assert len(answers) == 1, f"layouts disagree on {q['sql']}: {answers}"
 
     natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}

@@ -21,14 +21,16 @@ import math
 import sys
 import time
 
-import report_datasets
-import report_pruning
-from report_measure import BENCH, ctas, dbt_runner, start_spark, with_cpu
-from bench_curve_keys import JvmCpu
+from common import BENCH
+from common.datasets import build_lineitem, build_telemetry
+from common.dbt import dbt_runner
+from common.timing import JvmCpu, ctas, with_cpu
+from common.workloads import column_bounds, matching_rows, pruning_scores, spark_file_boxes
 from spark_clustering_dev.layout import skewed_boxes
-from spark_clustering_dev.paths import INTEGRATION_TESTS
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.spark import get_spark
 
-SCHEMA = "bench_report"
+SCHEMA = "bench_report"  # the report's database and warehouse (build/work/bench_report)
 EPOCH = datetime.date(1970, 1, 1)
 
 
@@ -71,9 +73,9 @@ def workloads(bounds, kinds, time_column, key_column, count, seed):
 
 
 def measure(spark, dbt, cpu, ds, kinds, time_column, key_column, boxes: int, seed: int) -> dict:
-    bounds = report_pruning.column_bounds(spark, ds.table, ds.numeric)
+    bounds = column_bounds(spark, ds.table, ds.numeric)
     loads = workloads(bounds, kinds, time_column, key_column, boxes, seed)
-    matching = {w: report_pruning.matching_rows(spark, ds.table, ds.numeric, numeric) for w, (_, numeric) in loads.items()}
+    matching = {w: matching_rows(spark, ds.table, ds.numeric, numeric) for w, (_, numeric) in loads.items()}
 
     def build(alias, method, workload):
         def run():
@@ -101,7 +103,7 @@ def measure(spark, dbt, cpu, ds, kinds, time_column, key_column, boxes: int, see
     base_wall, base_cpu = builds["plain ORDER BY"][1]
     variants = {}
     for name, (table, (wall, cpu_s)) in builds.items():
-        files = report_pruning.spark_file_boxes(spark, table, ds.numeric)
+        files = spark_file_boxes(spark, table, ds.numeric)
         props = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
         variants[name] = {
             "table": table, "files": len(files), "build_seconds": wall, "build_cpu_seconds": cpu_s,
@@ -109,7 +111,7 @@ def measure(spark, dbt, cpu, ds, kinds, time_column, key_column, boxes: int, see
             "layout": props.get("spark_clustering.layout_name") or None,
             "layout_seconds": float(props["spark_clustering.layout_seconds"]) if props.get("spark_clustering.layout_seconds") else None,
             "simulated_ratio": float(props["spark_clustering.layout_simulated_ratio"]) if props.get("spark_clustering.layout_simulated_ratio") else None,
-            "pruning": {w: report_pruning.pruning_scores(files, numeric, matching[w]) for w, (_, numeric) in loads.items()},
+            "pruning": {w: pruning_scores(files, numeric, matching[w]) for w, (_, numeric) in loads.items()},
         }
     h = variants["hilbert"]["pruning"]
     return {"title": ds.title, "rows": ds.rows, "files": ds.files, "columns": ds.columns, "time_column": time_column,
@@ -152,14 +154,16 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=str(BENCH / "workload_layouts.json"))
     args = parser.parse_args(argv)
     started = time.monotonic()
-    dbt = dbt_runner()
-    spark = start_spark()
+    dbt = dbt_runner("report")
+    spark = get_spark(WORK / "bench_report", app_name="bench_report", extra_conf={"spark.driver.memory": "6g"})
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql(f"create database if not exists {SCHEMA}")
     cpu = JvmCpu(spark)
     files = 16 if args.quick else 64
-    lineitem = report_datasets.build_lineitem(spark, SCHEMA, 0.1 if args.quick else 1.0, files, BENCH / "tpch")
+    lineitem = build_lineitem(spark, SCHEMA, 0.1 if args.quick else 1.0, files, BENCH / "tpch")
     # the telemetry rows are the example's model, telemetry_events, in the integration project
-    telemetry = report_datasets.build_telemetry(spark, dbt_runner(INTEGRATION_TESTS), SCHEMA,
-                                                200_000 if args.quick else 10_000_000, files)
+    telemetry = build_telemetry(spark, dbt_runner("report", INTEGRATION_TESTS), SCHEMA,
+                                200_000 if args.quick else 10_000_000, files)
     results = {"date": datetime.date.today().isoformat(),
                "command": ".venv/bin/python benchmarks/bench_workload_layouts.py " + " ".join(sys.argv[1:] if argv is None else argv),
                "datasets": {}}

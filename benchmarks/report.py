@@ -23,7 +23,7 @@ from pathlib import Path
 
 import report_measure
 import report_render
-from report_measure import BENCH
+from common import BENCH
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -14,19 +14,21 @@ import sys
 import time
 from pathlib import Path
 
-import report_datasets
 import report_delta
 import report_memory
-import report_pruning
-from spark_clustering_dev.dbt import run_dbt
+from common import BENCH
+from common.datasets import build_lineitem, build_store_sales, build_telemetry
+from common.dbt import dbt_runner
+from common.keys import boundaries_sql, native_variants, run_once, warm_up
+from common.machine import machine_facts
+from common.timing import JvmCpu, ctas, with_cpu
+from common.workloads import (column_bounds, make_workloads, matching_rows, mean_file_span, pruning_scores,
+                              spark_file_boxes)
 from spark_clustering_dev.layout import fingerprint
-from spark_clustering_dev.paths import BUILD, INTEGRATION_TESTS, REPO, WORK, local
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK, local
 from spark_clustering_dev.spark import get_spark
 
-BENCH = BUILD / "bench"
 SCHEMA = "bench_report"
-# the benchmarks' own dbt project (model report_layout), not the integration tests' cases
-DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 CLUSTER_METHODS = ["linear", "zorder", "hilbert"]
 # Variant names: keys of each dataset's "variants" in the results.
 DELTA = "delta-rs z_order"
@@ -37,18 +39,6 @@ INSERTION = "insertion order"
 # ----------------------------------------------------------------------------------------------
 # set-up
 
-def dbt_runner(project_dir: Path = DBT_PROJECT):
-    """run_dbt on `project_dir` (the benchmarks' own project unless told otherwise) with this report's
-    own target/log folders (the tests may run dbt at the same time), a target folder per project."""
-    target = "dbt-target" if project_dir == DBT_PROJECT else f"dbt-target-{project_dir.name}"
-    env = {"DBT_TARGET_PATH": str(BENCH / target), "DBT_LOG_PATH": str(BENCH / "dbt-logs")}
-
-    def run(args: list[str], schema: str, vars: dict) -> object:
-        return run_dbt(args, schema=schema, vars=vars, project_dir=project_dir, env=env)
-
-    return run
-
-
 def start_spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     conf = {"spark.driver.memory": "6g", **report_memory.metrics_conf()}
@@ -58,38 +48,12 @@ def start_spark():
     return spark
 
 
-def timed(fn) -> float:
-    start = time.monotonic()
-    fn()
-    return time.monotonic() - start
-
-
 # ----------------------------------------------------------------------------------------------
 # layouts
 
 def table_files(spark, table: str) -> list[Path]:
     spark.sql(f"refresh table {table}")
     return [local(f) for f in spark.table(table).inputFiles()]
-
-
-def ctas(spark, table: str, select: str, files: int) -> float:
-    """CTAS timed with AQE partition coalescing off, so ORDER BY keeps `files` partitions."""
-    spark.sql(f"drop table if exists {table}")
-    spark.conf.set("spark.sql.shuffle.partitions", str(files))
-    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-    try:
-        return timed(lambda: spark.sql(f"create table {table} using parquet as {select}"))
-    finally:
-        spark.conf.unset("spark.sql.adaptive.coalescePartitions.enabled")
-
-
-def with_cpu(cpu, build) -> tuple[float, float | None]:
-    """(the build's own wall seconds, JVM CPU seconds it used): on a shared machine the CPU time a
-    build needs moves much less than its wall time."""
-    before = cpu.seconds()
-    wall = build()
-    after = cpu.seconds()
-    return wall, (after - before) if before is not None and after is not None else None
 
 
 def build_spark_variants(spark, dbt, ds, cpu, rounds: int) -> dict[str, dict]:
@@ -134,7 +98,7 @@ def build_spark_variants(spark, dbt, ds, cpu, rounds: int) -> dict[str, dict]:
 def describe_spark_variant(spark, ds, variant: dict, expected_fingerprint) -> None:
     paths = table_files(spark, variant["table"])
     variant["bytes"] = sum(p.stat().st_size for p in paths)
-    variant["file_boxes"] = report_pruning.spark_file_boxes(spark, variant["table"], ds.numeric)
+    variant["file_boxes"] = spark_file_boxes(spark, variant["table"], ds.numeric)
     variant["files"] = len(variant["file_boxes"])
     variant["rows"] = sum(f["n"] for f in variant["file_boxes"])
     source_columns = [f.name for f in spark.table(ds.table).schema.fields]
@@ -152,7 +116,7 @@ def build_delta_variant(spark, ds, expected_fingerprint) -> dict:
     # A view hides _metadata: carry the file path as a column.
     files_df = spark.read.parquet(*report_delta.delta_data_files(path))
     files_df.selectExpr("*", "_metadata.file_path as _file").createOrReplaceTempView(view)
-    scanned = report_pruning.spark_file_boxes(spark, view, ds.numeric, file_column="_file")
+    scanned = spark_file_boxes(spark, view, ds.numeric, file_column="_file")
     source_columns = [f.name for f in spark.table(ds.table).schema.fields]
     return {"table": str(path.relative_to(REPO)), "build_seconds": zorder.seconds, "build_cpu_seconds": None,
             "files": zorder.files,
@@ -178,15 +142,15 @@ def measure_dataset(spark, dbt, ds, bounds, workloads, cpu, rounds: int) -> dict
     print(f"[{ds.name}] delta-rs z_order", flush=True)
     variants[DELTA] = build_delta_variant(spark, ds, expected)
     print(f"[{ds.name}] pruning", flush=True)
-    matching = {w.name: report_pruning.matching_rows(spark, ds.table, ds.numeric, w.boxes) for w in workloads}
+    matching = {w.name: matching_rows(spark, ds.table, ds.numeric, w.boxes) for w in workloads}
     base, base_cpu = variants[ORDER_BY]["build_seconds"], variants[ORDER_BY]["build_cpu_seconds"]
     for name, variant in variants.items():
-        variant["pruning"] = {w.name: report_pruning.pruning_scores(variant["file_boxes"], w.boxes, matching[w.name])
+        variant["pruning"] = {w.name: pruning_scores(variant["file_boxes"], w.boxes, matching[w.name])
                               for w in workloads}
         variant["build_over_order_by"] = None if name == DELTA else variant["build_seconds"] / base
         variant["build_cpu_over_order_by"] = (variant["build_cpu_seconds"] / base_cpu
                                               if name != DELTA and base_cpu and variant["build_cpu_seconds"] else None)
-        variant["mean_file_span"] = report_pruning.mean_file_span(variant["file_boxes"], bounds)
+        variant["mean_file_span"] = mean_file_span(variant["file_boxes"], bounds)
         del variant["file_boxes"]
     return {"title": ds.title, "table": ds.table, "rows": ds.rows, "files": ds.files, "columns": ds.columns,
             "notes": ds.notes, "workloads": {w.name: {"description": w.description,
@@ -199,18 +163,16 @@ def measure_dataset(spark, dbt, ds, bounds, workloads, cpu, rounds: int) -> dict
 # cost and memory
 
 def key_throughput(spark, rows: int, repeat: int) -> dict:
-    """bench_curve_keys' native variants at `rows` rows: medians over interleaved rounds."""
-    import bench_curve_keys as keys
-
-    variants = keys.native_variants(keys.boundaries_sql())
-    cpu = keys.JvmCpu(spark)
+    """The curve keys' native variants (common/keys.py) at `rows` rows: medians over interleaved rounds."""
+    variants = native_variants(boundaries_sql())
+    cpu = JvmCpu(spark)
     for variant in variants:
-        keys.warm_up(spark, variant, rows)
+        warm_up(spark, variant, rows)
     walls = {v.name: [] for v in variants}
     cpus = {v.name: [] for v in variants}
     for _ in range(repeat):
         for variant in variants:  # interleaved: a burst of outside load hits baseline and variants alike
-            wall, cpu_seconds = keys.run_once(spark, variant.expr, rows, cpu)
+            wall, cpu_seconds = run_once(spark, variant.expr, rows, cpu)
             walls[variant.name].append(wall)
             if cpu_seconds is not None:
                 cpus[variant.name].append(cpu_seconds)
@@ -276,22 +238,20 @@ def measure(args, command: str) -> dict:
     """Everything the report shows, measured in one run with `args` (report.py's options)."""
     started = time.monotonic()
     BENCH.mkdir(parents=True, exist_ok=True)
-    dbt = dbt_runner()
+    dbt = dbt_runner("report")
     spark = start_spark()
     load = report_memory.MachineLoad().start({os.getpid()})
-    import bench_curve_keys
-
-    cpu = bench_curve_keys.JvmCpu(spark)
+    cpu = JvmCpu(spark)
 
     datasets = {}
     # the telemetry rows are the example's model, telemetry_events, in the integration project
-    tele = report_datasets.build_telemetry(spark, dbt_runner(INTEGRATION_TESTS), SCHEMA, args.rows, args.files)
+    tele = build_telemetry(spark, dbt_runner("report", INTEGRATION_TESTS), SCHEMA, args.rows, args.files)
     load.note_other_processes()
-    tpcds = report_datasets.build_store_sales(spark, SCHEMA, args.tpcds_sf, args.tpcds_files, BENCH / "tpcds")
-    tpch = report_datasets.build_lineitem(spark, SCHEMA, args.tpch_sf, args.tpch_files, BENCH / "tpch")
+    tpcds = build_store_sales(spark, SCHEMA, args.tpcds_sf, args.tpcds_files, BENCH / "tpcds")
+    tpch = build_lineitem(spark, SCHEMA, args.tpch_sf, args.tpch_files, BENCH / "tpch")
     for ds in (tele, tpcds, tpch):
-        bounds = report_pruning.column_bounds(spark, ds.table, ds.numeric)
-        workloads = report_pruning.make_workloads(bounds, args.boxes, args.box_fraction, args.seed)
+        bounds = column_bounds(spark, ds.table, ds.numeric)
+        workloads = make_workloads(bounds, args.boxes, args.box_fraction, args.seed)
         datasets[ds.name] = measure_dataset(spark, dbt, ds, bounds, workloads, cpu, args.build_rounds)
         load.note_other_processes()
     print("[keys] throughput", flush=True)
@@ -300,7 +260,7 @@ def measure(args, command: str) -> dict:
     load.note_other_processes()
     load.stop()
     results = {"date": datetime.date.today().isoformat(), "command": command.strip(), "args": vars(args),
-               "machine": report_memory.machine_facts(), "spark": spark.version, "master": spark.sparkContext.master,
+               "machine": machine_facts(), "spark": spark.version, "master": spark.sparkContext.master,
                "load": {"other_cores": load.other_cores(), "other_processes": sorted(load.other_processes)},
                "datasets": datasets, "key_throughput": keys, "memory_rows": tele.rows}
     spark.stop()

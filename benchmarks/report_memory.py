@@ -6,7 +6,6 @@ off-heap used, polled by Spark) per stage from the UI's REST API."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 import urllib.request
@@ -172,20 +171,3 @@ class MachineLoad:
     def other_cores(self) -> float:
         """Average cores other processes kept busy."""
         return self.other_busy_seconds / self.wall_seconds if self.wall_seconds else 0.0
-
-
-def machine_facts() -> dict:
-    import platform
-
-    import psutil
-
-    model = ""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cores": os.cpu_count(), "ram_gib": psutil.virtual_memory().total / 2**30, "cpu": model,
-            "os": platform.platform(), "python": platform.python_version()}

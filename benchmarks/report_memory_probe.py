@@ -18,14 +18,12 @@ import time
 from pathlib import Path
 
 import report_memory
-from spark_clustering_dev.dbt import run_dbt
-from spark_clustering_dev.paths import BUILD, WORK
+from common.dbt import dbt_runner
+from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.spark import get_spark
 
 SCHEMA = "bench_memory"
 COLUMNS = ["mission_id", "ts", "reading_value"]
-# the benchmarks' own dbt project (model memory_build), not the integration tests' cases
-DBT_PROJECT = Path(__file__).resolve().parent / "dbt_project"
 
 
 def executor_pids(worker_pids: list[int], timeout: float = 90.0) -> list[int]:
@@ -60,11 +58,10 @@ def start_session(work: Path, cluster):
 
 
 def build_hilbert(source: str, files: int) -> float:
-    env = {"DBT_TARGET_PATH": str(BUILD / "bench" / "dbt-target-memory"),
-           "DBT_LOG_PATH": str(BUILD / "bench" / "dbt-logs")}
-    run = run_dbt(["run", "--select", "memory_build"], schema=SCHEMA, project_dir=DBT_PROJECT, env=env,
-                  vars={"source": source, "memory_alias": "memory_hilbert", "method": "hilbert",
-                        "cluster_by": COLUMNS, "num_files": files})
+    # the benchmarks' own dbt project (model memory_build), not the integration tests' cases
+    run = dbt_runner("memory")(["run", "--select", "memory_build"], SCHEMA,
+                               {"source": source, "memory_alias": "memory_hilbert", "method": "hilbert",
+                                "cluster_by": COLUMNS, "num_files": files})
     return run.node_results()["memory_build"].execution_time
 
 

@@ -8,7 +8,8 @@ import os
 import re
 
 import report_charts
-from report_measure import BENCH, DELTA
+from common import BENCH
+from report_measure import DELTA
 from spark_clustering_dev.paths import REPO
 
 IMG = REPO / "docs" / "img"

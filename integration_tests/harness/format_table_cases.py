@@ -1,6 +1,6 @@
 """`clustered_table` on Delta Lake and Iceberg tables, for real (the formats' own jars, catalogs and
-transactions). The tests are written once here; test_delta_tables.py and test_iceberg_tables.py
-import them, each with the session of its format (conftest: a module's TABLE_FORMAT).
+transactions). The tests are written once here, in FormatTableCases; test_delta_tables.py and
+test_iceberg_tables.py subclass it, each with the session of its format (conftest: a module's TABLE_FORMAT).
 
 What they hold a build to: the exact row multiset (count + order-independent checksum), one format
 transaction per build (one new Delta version / Iceberg snapshot), time travel to the version before
@@ -25,32 +25,10 @@ FILES = 8
 COLUMNS = ["id", "a", "b", "s"]
 
 
-@pytest.fixture(scope="module")
-def table_format(request) -> str:
-    """The importing module's TABLE_FORMAT (the format its session serves)."""
-    return request.module.TABLE_FORMAT
-
-
 def build(dbt, table_format, source, alias, expect_success=True, **case):
     vars_ = {"case_source": source, "case_alias": alias, "case_format": table_format,
              **{f"case_{k}": v for k, v in case.items()}}
     return dbt(["run", "--select", "cluster_case"], vars=vars_, expect_success=expect_success)
-
-
-@pytest.fixture(scope="module")
-def sources(spark, dbt, dbt_schema):
-    """Two plain parquet sources: `uniform` (ids 0..ROWS) and `shifted` (other rows, for rebuilds).
-    `s` is a 45-character string: Delta truncates string bounds to 32 characters and Iceberg to 16
-    by default, so exact bounds on it show the package's settings took effect."""
-    s = dbt_schema
-    for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]:
-        spark.sql(f"drop table if exists {s}.{name}")
-        spark.sql(f"""create table {s}.{name} using parquet as
-            select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a,
-                   cast(abs(xxhash64(id, 2)) % 100000 as double) / 3.0 as b,
-                   concat('customer-reference-number-0000000000-', lpad(cast(abs(xxhash64(id, 3)) % 1000000 as string), 7, '0')) as s
-            from range({lo}, {lo + ROWS})""")
-    return s
 
 
 def file_bounds(spark, table_format: str, table: str, columns: list[str]) -> dict[str, dict]:
@@ -101,118 +79,6 @@ def close(x, y) -> bool:
     return x == y or (isinstance(x, float) and isinstance(y, float) and abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1.0))
 
 
-@pytest.fixture(scope="module")
-def built(spark, dbt, sources, table_format):
-    """One build of `uniform` clustered on (a, s) in FILES files; what the tests read from it."""
-    build(dbt, table_format, f"{sources}.uniform", "clustered", method="hilbert", num_files=FILES,
-          cluster_by=["a", "s"])
-    return f"{sources}.clustered"
-
-
-def test_build_keeps_every_row_in_one_format_transaction(spark, sources, built, table_format):
-    assert provider(spark, built) == table_format
-    assert fingerprint(spark, built, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
-    assert len(versions(spark, table_format, built)) == 1  # CREATE TABLE AS SELECT: one commit
-    # every file is the build's: the version it committed is recorded for recluster()
-    listed = spark.sql(f"select from_build, table_version from table_data_files('{built}')").collect()
-    assert len(listed) == FILES and all(r["from_build"] for r in listed), listed
-    properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {built}").collect()}
-    assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"]
-    assert properties["spark_clustering.method"] == "hilbert"
-    if table_format == "delta":  # a table property: later writers (appends) keep exact string bounds too
-        assert properties["delta.dataSkippingStringPrefixLength"] == "1024"
-    if table_format == "iceberg":
-        assert properties["write.metadata.metrics.column.a"] == "full"
-        assert properties["write.metadata.metrics.column.s"] == "full"
-
-
-def test_format_statistics_are_exact_per_file(spark, built, table_format):
-    """Every file's statistics in the format's own metadata equal the min/max of its rows, the
-    45-character string column included (both formats truncate strings by default)."""
-    meta = file_bounds(spark, table_format, built, ["a", "b", "s"])
-    rows = row_bounds(spark, table_format, built, ["a", "b", "s"])
-    assert len(rows) == FILES and set(meta) == set(rows)
-    for name, want in rows.items():
-        got = meta[name]
-        assert got["rows"] == want["rows"], name
-        for col in ["a", "s"]:  # the clustering columns: exact
-            assert got[col] == want[col], (name, col, got[col], want[col])
-        lo, hi = got["b"]  # another column: a bound, at least
-        assert lo <= want["b"][0] and hi >= want["b"][1]
-
-
-def test_files_are_tight_on_the_clustering_columns(spark, built, table_format):
-    """Hilbert over (a, s) in 8 files: the files split the (a, s) plane, so each file's range of a
-    covers well under the whole domain; the files of an unclustered write of these hash-derived
-    values each cover nearly all of it."""
-    meta = file_bounds(spark, table_format, built, ["a"])
-    widths = [(m["a"][1] - m["a"][0]) / 100_000 for m in meta.values()]
-    assert sum(widths) / len(widths) < 0.6, widths
-    assert sum(m["rows"] for m in meta.values()) == ROWS
-    assert all(abs(m["rows"] - ROWS / FILES) <= 0.15 * ROWS / FILES for m in meta.values()), [m["rows"] for m in meta.values()]
-
-
-def test_rebuild_is_one_transaction_and_time_travel_reads_the_old_rows(spark, dbt, sources, table_format):
-    table = f"{sources}.rebuilt"
-    build(dbt, table_format, f"{sources}.uniform", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
-    before = versions(spark, table_format, table)
-    build(dbt, table_format, f"{sources}.shifted", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
-    after = versions(spark, table_format, table)
-    assert after[:len(before)] == before and len(after) == len(before) + 1  # one commit replaced the table
-    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.shifted", COLUMNS)
-    old = f"(select * from {table} version as of {before[-1]}) v"
-    assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
-    # the builds were validated by the format's own row counts of the versions they committed (no
-    # time-travel query); they equal a count at each version, and an append is no whole-table write
-    # on Delta (its commit holds the new files only: unknown), while Iceberg's total counts every file
-    def committed_rows(version):
-        return spark.sql(f"select row_count from table_committed_rows('{table}', {version})").first()[0]
-
-    assert [committed_rows(v) for v in (before[-1], after[-1])] == [ROWS, ROWS]
-    spark.sql(f"insert into {table} select * from {sources}.uniform where id < 10")
-    appended = versions(spark, table_format, table)[-1]
-    assert committed_rows(appended) == (None if table_format == "delta" else ROWS + 10)
-
-
-def test_a_nondeterministic_model_is_rejected_and_the_previous_version_put_back(spark, dbt, sources, table_format):
-    table = f"{sources}.guarded"
-    build(dbt, table_format, f"{sources}.uniform", "guarded", num_files=2, cluster_by=["a"])
-    good = fingerprint(spark, table, COLUMNS)
-    before = versions(spark, table_format, table)
-    # rand() gives the write other rows than the count the build planned with
-    with pytest.raises(DbtError) as failure:
-        build(dbt, table_format, f"(select * from {sources}.uniform where rand() < 0.5) q", "guarded",
-              num_files=2, cluster_by=["a"])
-    text = str(failure.value)
-    assert "model 'cluster_case'" in text and "does not hold the model query's rows" in text, text
-    assert f"put back to its previous version {before[-1]}" in text, text
-    assert "cluster_validate=false" in text
-    assert fingerprint(spark, table, COLUMNS) == good
-
-
-def test_the_data_skipping_rule_never_wraps_a_format_scan(spark, sources, built):
-    """The format skips files from its own statistics; the package's rule serves plain parquet/orc
-    tables only, in the same session."""
-    format_plan = spark.sql(f"explain select * from {built} where a = 5").first()[0]
-    plain_plan = spark.sql(f"explain select * from {sources}.uniform where a = 5").first()[0]
-    assert "DataSkipping" not in format_plan, format_plan
-    assert "DataSkippingFileIndex" in plain_plan, plain_plan
-    assert spark.sql(f"select count(*) from {built} where a = 5").first()[0] == \
-        spark.sql(f"select count(*) from {sources}.uniform where a = 5").first()[0]
-
-
-def test_a_table_of_another_format_is_never_replaced(spark, dbt, sources, table_format):
-    table = f"{sources}.plain_first"
-    build(dbt, "parquet", f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
-    good = fingerprint(spark, table, COLUMNS)
-    with pytest.raises(DbtError) as failure:
-        build(dbt, table_format, f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
-    text = str(failure.value)
-    assert "config 'file_format' = " + table_format in text and "exists as a 'parquet' table" in text, text
-    assert "drop or rename the table yourself" in text
-    assert provider(spark, table) == "parquet" and fingerprint(spark, table, COLUMNS) == good
-
-
 def recluster(dbt, table: str, target: Path, expect_success: bool = True, case: dict | None = None,
               dbt_schema: str | None = None, **args) -> dict:
     """`dbt run-operation recluster` on `table`, with the vars of its `build` (`case`: the model's
@@ -239,22 +105,6 @@ def append(spark, table: str, source: str, lo: int, hi: int, files: int = 2):
               f"where id >= {lo} and id < {hi}")
 
 
-@pytest.fixture(scope="module")
-def grown(spark, dbt, sources, table_format, tmp_path_factory):
-    """A build of `uniform` clustered on (a, s) in 4 files, then 3 unclustered appends of 10 % of
-    `shifted` each, then recluster(): what the recluster tests read (table, versions before,
-    outcome, live files before)."""
-    table = f"{sources}.grown"
-    build(dbt, table_format, f"{sources}.uniform", "grown", **GROWN)
-    built = live_files(spark, table_format, table)
-    shifted = 7 * ROWS
-    for i in range(3):
-        append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
-    before_files, before_versions = live_files(spark, table_format, table), versions(spark, table_format, table)
-    outcome = recluster(dbt, table, tmp_path_factory.mktemp("grown") / "target", case=grown_case(sources, table_format))
-    return {"table": table, "versions": before_versions, "files": before_files, "built": built, "outcome": outcome}
-
-
 GROWN = {"method": "hilbert", "file_rows": ROWS // 4, "cluster_by": ["a", "s"]}
 
 
@@ -265,65 +115,6 @@ def grown_case(sources: str, table_format: str) -> dict:
 def expected_grown(sources: str) -> str:
     return (f"(select {', '.join(COLUMNS)} from {sources}.uniform union all select {', '.join(COLUMNS)} from "
             f"{sources}.shifted where id < {7 * ROWS + 3 * ROWS // 10}) e")
-
-
-def test_recluster_rewrites_the_appended_files_in_one_format_commit_per_round(spark, sources, grown, table_format):
-    table, outcome = grown["table"], grown["outcome"]
-    assert outcome["decision"] == "reclustered", outcome
-    rounds = [r for r in outcome["rounds"] if r["status"] == "committed"]
-    assert rounds and len(rounds) == len(outcome["rounds"]), outcome["rounds"]
-    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
-    after = versions(spark, table_format, table)
-    # one format commit per round, then the table properties the package records (a Delta commit; an
-    # Iceberg metadata change without a snapshot)
-    assert after[:len(grown["versions"])] == grown["versions"]
-    assert len(after) == len(grown["versions"]) + len(rounds) + (table_format == "delta"), (after, grown["versions"], rounds)
-    files = live_files(spark, table_format, table)
-    replaced = grown["files"] - files
-    # the 6 appended files went; the new files lie in the rewrite's staging directory, taken over in
-    # place. The build's files are one clustered run (its version is in the table's properties), so
-    # a first round leaves them: only a later round (merging runs) may take them
-    appended = grown["files"] - grown["built"]
-    assert len(appended) == 6 and appended <= replaced and all("/sc-l" in f for f in files - grown["files"]), (replaced, files)
-    assert replaced == appended or len(rounds) > 1, (replaced, grown["built"], outcome["rounds"])
-    assert outcome["after"]["new_files"] == 0 and outcome["after"]["new_rows"] == 0, outcome["after"]
-    if table_format == "delta":
-        ops = spark.sql(f"describe history {table}").where("operation = 'OPTIMIZE'").collect()
-        assert len(ops) == len(rounds), ops
-        assert ops[0]["operationParameters"]  # Delta recorded it as a rewrite (dataChange = false)
-        log = [json.loads(x) for x in Path(local(spark.sql(f"describe detail {table}").first()["location"]),
-               "_delta_log", f"{ops[0]['version']:020d}.json").read_text().splitlines()]
-        actions = [a.get("add") or a.get("remove") for a in log if "add" in a or "remove" in a]
-        assert actions and all(a["dataChange"] is False for a in actions), actions[:2]
-    else:
-        ops = spark.sql(f"select operation, summary from {table}.snapshots order by committed_at").collect()
-        assert sum(1 for o in ops if o.operation == "replace") == len(rounds), ops
-
-
-def test_time_travel_to_before_a_recluster_reads_the_old_files(spark, sources, grown, table_format):
-    table = grown["table"]
-    old = f"(select *, {'_metadata.file_path' if table_format == 'delta' else '_file'} as f from {table} version as of {grown['versions'][-1]}) v"
-    assert {r[0] for r in spark.sql(f"select distinct f from {old}").collect()} == grown["files"]
-    assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
-
-
-def test_reclustered_files_have_exact_statistics_in_the_format_metadata(spark, grown, table_format):
-    table = grown["table"]
-    meta = file_bounds(spark, table_format, table, ["a", "s"])
-    rows = row_bounds(spark, table_format, table, ["a", "s"])
-    assert set(meta) == set(rows)
-    for name, want in rows.items():
-        assert meta[name] == want, (name, meta[name], want)
-
-
-def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(spark, dbt, sources, grown, table_format, tmp_path):
-    table = grown["table"]
-    again = recluster(dbt, table, tmp_path / "again", case=grown_case(sources, table_format))
-    assert again["decision"] == "skipped" and "no new rows" in again["reason"], again
-    final = recluster(dbt, table, tmp_path / "final", case=grown_case(sources, table_format), final=True)
-    assert final["decision"] in ("reclustered", "skipped"), final
-    assert final["after"]["runs"] <= 1 or final["stopped"], final
-    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
 
 
 def _grown_table(spark, dbt, sources, table_format, alias: str) -> tuple[str, dict]:
@@ -365,263 +156,456 @@ def _at_the_commit(spark, action):
     thread.start()
     return thread, done
 
+class FormatTableCases:
+    """The cases, written once: a format's test module subclasses this (test_delta_tables.py:
+    TestDeltaTables, test_iceberg_tables.py: TestIcebergTables) and sets the module's TABLE_FORMAT,
+    which gives the module its session (conftest) and the cases their `table_format`. The fixtures
+    are the class's: one build of the sources per format."""
 
-def test_an_append_and_readers_during_a_recluster_commit_lose_nothing(spark, dbt, sources, table_format, tmp_path):
-    """An append commits while the recluster is between its validation and its commit, and a reader
-    queries all along: the recluster still commits (an append is no conflict of a rewrite), the
-    table then holds every row of both, and every read saw exactly the rows before or after the
-    append."""
-    import threading
+    @pytest.fixture(scope="class")
+    def table_format(self, request) -> str:
+        """The subclass's module's TABLE_FORMAT (the format its session serves)."""
+        return request.module.TABLE_FORMAT
 
-    table, case = _grown_table(spark, dbt, sources, table_format, "raced")
-    expected = fingerprint(spark, expected_grown(sources), COLUMNS)
-    base = spark.sql(f"select count(*), sum(id) from {table}").first()
-    batch = (9 * ROWS, 9 * ROWS + 500)
-    spark.sql(f"""create or replace temporary view raced_batch as select * from {sources}.shifted
-                  where id >= {7 * ROWS + ROWS // 2} and id < {7 * ROWS + ROWS // 2 + 500}""")
-    seen, stop = [], threading.Event()
+    @pytest.fixture(scope="class")
+    def sources(self, spark, dbt, dbt_schema):
+        """Two plain parquet sources: `uniform` (ids 0..ROWS) and `shifted` (other rows, for rebuilds).
+        `s` is a 45-character string: Delta truncates string bounds to 32 characters and Iceberg to 16
+        by default, so exact bounds on it show the package's settings took effect."""
+        s = dbt_schema
+        for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]:
+            spark.sql(f"drop table if exists {s}.{name}")
+            spark.sql(f"""create table {s}.{name} using parquet as
+                select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a,
+                       cast(abs(xxhash64(id, 2)) % 100000 as double) / 3.0 as b,
+                       concat('customer-reference-number-0000000000-', lpad(cast(abs(xxhash64(id, 3)) % 1000000 as string), 7, '0')) as s
+                from range({lo}, {lo + ROWS})""")
+        return s
 
-    def reader():
-        while not stop.is_set():
-            seen.append(tuple(spark.sql(f"select count(*), sum(id) from {table}").first()))
+    @pytest.fixture(scope="class")
+    def built(self, spark, dbt, sources, table_format):
+        """One build of `uniform` clustered on (a, s) in FILES files; what the tests read from it."""
+        build(dbt, table_format, f"{sources}.uniform", "clustered", method="hilbert", num_files=FILES,
+              cluster_by=["a", "s"])
+        return f"{sources}.clustered"
 
-    reading = threading.Thread(target=reader)
-    reading.start()
-    committer, done = _at_the_commit(spark, lambda: append(spark, table, "raced_batch", 0, 10 * ROWS, files=1))
-    try:
-        outcome = recluster(dbt, table, tmp_path / "target", case=case)
-    finally:
-        committer.join(timeout=600)
-        stop.set()
-        reading.join(timeout=120)
-    assert "error" not in done, done
-    assert outcome["decision"] == "reclustered" and outcome["rounds"][0]["status"] == "committed", outcome
-    want = fingerprint(spark, f"(select {', '.join(COLUMNS)} from {expected_grown(sources)} union all "
-                              f"select {', '.join(COLUMNS)} from raced_batch) e", COLUMNS)
-    assert fingerprint(spark, table, COLUMNS) == want and want != expected
-    after = spark.sql(f"select count(*), sum(id) from {table}").first()
-    assert seen and set(seen) <= {tuple(base), tuple(after)}, set(seen)
-    # the batch's own file is level 0 still: the next recluster picks it up
-    assert any("/sc-l" not in f for f in live_files(spark, table_format, table))
-    del batch
+    def test_build_keeps_every_row_in_one_format_transaction(self, spark, sources, built, table_format):
+        assert provider(spark, built) == table_format
+        assert fingerprint(spark, built, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+        assert len(versions(spark, table_format, built)) == 1  # CREATE TABLE AS SELECT: one commit
+        # every file is the build's: the version it committed is recorded for recluster()
+        listed = spark.sql(f"select from_build, table_version from table_data_files('{built}')").collect()
+        assert len(listed) == FILES and all(r["from_build"] for r in listed), listed
+        properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {built}").collect()}
+        assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"]
+        assert properties["spark_clustering.method"] == "hilbert"
+        if table_format == "delta":  # a table property: later writers (appends) keep exact string bounds too
+            assert properties["delta.dataSkippingStringPrefixLength"] == "1024"
+        if table_format == "iceberg":
+            assert properties["write.metadata.metrics.column.a"] == "full"
+            assert properties["write.metadata.metrics.column.s"] == "full"
 
+    def test_format_statistics_are_exact_per_file(self, spark, built, table_format):
+        """Every file's statistics in the format's own metadata equal the min/max of its rows, the
+        45-character string column included (both formats truncate strings by default)."""
+        meta = file_bounds(spark, table_format, built, ["a", "b", "s"])
+        rows = row_bounds(spark, table_format, built, ["a", "b", "s"])
+        assert len(rows) == FILES and set(meta) == set(rows)
+        for name, want in rows.items():
+            got = meta[name]
+            assert got["rows"] == want["rows"], name
+            for col in ["a", "s"]:  # the clustering columns: exact
+                assert got[col] == want[col], (name, col, got[col], want[col])
+            lo, hi = got["b"]  # another column: a bound, at least
+            assert lo <= want["b"][0] and hi >= want["b"][1]
 
-def test_a_delete_of_rewritten_rows_during_a_recluster_stops_it_with_the_format_conflict(
-        spark, dbt, sources, table_format, tmp_path):
-    """A DELETE of rows in files the recluster rewrites, committed between its validation and its
-    commit: the format refuses the rewrite (its conflict named), no deleted row comes back, and the
-    next recluster goes through."""
-    table, case = _grown_table(spark, dbt, sources, table_format, "contended")
-    gone = f"id >= {7 * ROWS} and id < {7 * ROWS + 50}"  # rows of the first append: files it rewrites
-    committer, done = _at_the_commit(spark, lambda: spark.sql(f"delete from {table} where {gone}").collect())
-    try:
-        outcome = recluster(dbt, table, tmp_path / "first", case=case)
-    finally:
-        committer.join(timeout=600)
-    assert "error" not in done, done
-    status = outcome["rounds"][0]["status"]
-    assert outcome["decision"] == "aborted", outcome
-    conflict = "Delta refused the commit: Concurrent" if table_format == "delta" else "Iceberg refused the commit: "
-    assert status.startswith("aborted: " + conflict) and "nothing was changed" in status, status
-    want = fingerprint(spark, f"(select * from {expected_grown(sources)} where not ({gone})) e", COLUMNS)
-    assert fingerprint(spark, table, COLUMNS) == want
-    again = recluster(dbt, table, tmp_path / "again", case=case)
-    assert again["decision"] == "reclustered", again
-    assert fingerprint(spark, table, COLUMNS) == want
-    # neither run left its staging table or the staging tables' own metadata behind
-    assert not spark.sql(f"show tables in {sources} like 'contended__sc_recluster'").collect()
-    root = Path(local(spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]))
-    meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
-    assert not list(root.glob(meta)), list(root.glob(meta))
+    def test_files_are_tight_on_the_clustering_columns(self, spark, built, table_format):
+        """Hilbert over (a, s) in 8 files: the files split the (a, s) plane, so each file's range of a
+        covers well under the whole domain; the files of an unclustered write of these hash-derived
+        values each cover nearly all of it."""
+        meta = file_bounds(spark, table_format, built, ["a"])
+        widths = [(m["a"][1] - m["a"][0]) / 100_000 for m in meta.values()]
+        assert sum(widths) / len(widths) < 0.6, widths
+        assert sum(m["rows"] for m in meta.values()) == ROWS
+        assert all(abs(m["rows"] - ROWS / FILES) <= 0.15 * ROWS / FILES for m in meta.values()), [m["rows"] for m in meta.values()]
 
+    def test_rebuild_is_one_transaction_and_time_travel_reads_the_old_rows(self, spark, dbt, sources, table_format):
+        table = f"{sources}.rebuilt"
+        build(dbt, table_format, f"{sources}.uniform", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
+        before = versions(spark, table_format, table)
+        build(dbt, table_format, f"{sources}.shifted", "rebuilt", method="zorder", num_files=4, cluster_by=["a", "b"])
+        after = versions(spark, table_format, table)
+        assert after[:len(before)] == before and len(after) == len(before) + 1  # one commit replaced the table
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.shifted", COLUMNS)
+        old = f"(select * from {table} version as of {before[-1]}) v"
+        assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+        # the builds were validated by the format's own row counts of the versions they committed (no
+        # time-travel query); they equal a count at each version, and an append is no whole-table write
+        # on Delta (its commit holds the new files only: unknown), while Iceberg's total counts every file
+        def committed_rows(version):
+            return spark.sql(f"select row_count from table_committed_rows('{table}', {version})").first()[0]
 
-def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(spark, dbt, sources, table_format):
-    """Adversaries of a rebuild's commit: a reader querying the table in a loop and a writer appending
-    10-row batches (random delays) while the model is rebuilt three times between two sources with
-    disjoint ids. Every read holds exactly one build's rows (all of `uniform`'s ids or all of
-    `shifted`'s, never both, never neither) plus whole batches; after each rebuild the table holds
-    its source's rows; a batch is never split. An append the format makes fail (its conflict with
-    the replace) is allowed; a rebuild that fails must name the format's conflict."""
-    import random
-    import threading
-    import time
+        assert [committed_rows(v) for v in (before[-1], after[-1])] == [ROWS, ROWS]
+        spark.sql(f"insert into {table} select * from {sources}.uniform where id < 10")
+        appended = versions(spark, table_format, table)[-1]
+        assert committed_rows(appended) == (None if table_format == "delta" else ROWS + 10)
 
-    table = f"{sources}.raced"
-    build(dbt, table_format, f"{sources}.uniform", "raced", num_files=2, cluster_by=["a"])
-    stop = threading.Event()
-    seen, problems, appended, refused = [], [], [], []
-    probe = (f"select count_if(id between 0 and {ROWS - 1}) as old, count_if(id >= {7 * ROWS}) as new, "
-             f"count(distinct case when id < 0 then -id div 100 end) as batches, "
-             f"count_if(id < 0) as batch_rows from {table}")
+    def test_a_nondeterministic_model_is_rejected_and_the_previous_version_put_back(self, spark, dbt, sources, table_format):
+        table = f"{sources}.guarded"
+        build(dbt, table_format, f"{sources}.uniform", "guarded", num_files=2, cluster_by=["a"])
+        good = fingerprint(spark, table, COLUMNS)
+        before = versions(spark, table_format, table)
+        # rand() gives the write other rows than the count the build planned with
+        with pytest.raises(DbtError) as failure:
+            build(dbt, table_format, f"(select * from {sources}.uniform where rand() < 0.5) q", "guarded",
+                  num_files=2, cluster_by=["a"])
+        text = str(failure.value)
+        assert "model 'cluster_case'" in text and "does not hold the model query's rows" in text, text
+        assert f"put back to its previous version {before[-1]}" in text, text
+        assert "cluster_validate=false" in text
+        assert fingerprint(spark, table, COLUMNS) == good
 
-    def reader():
-        rng = random.Random(1)
-        while not stop.is_set():
-            try:
-                r = spark.sql(probe).first()
-            except Exception as e:  # noqa: BLE001 - a failed read is a finding, recorded
-                problems.append(f"read failed: {str(e)[:300]}")
-                continue
-            seen.append((r.old, r.new, r.batch_rows, r.batches))
-            time.sleep(rng.uniform(0, 0.05))
+    def test_the_data_skipping_rule_never_wraps_a_format_scan(self, spark, sources, built):
+        """The format skips files from its own statistics; the package's rule serves plain parquet/orc
+        tables only, in the same session."""
+        format_plan = spark.sql(f"explain select * from {built} where a = 5").first()[0]
+        plain_plan = spark.sql(f"explain select * from {sources}.uniform where a = 5").first()[0]
+        assert "DataSkipping" not in format_plan, format_plan
+        assert "DataSkippingFileIndex" in plain_plan, plain_plan
+        assert spark.sql(f"select count(*) from {built} where a = 5").first()[0] == \
+            spark.sql(f"select count(*) from {sources}.uniform where a = 5").first()[0]
 
-    def appender():
-        rng = random.Random(2)
-        k = 0
-        while not stop.is_set():
-            k += 1
-            try:
-                spark.sql(f"insert into {table} select -({k} * 100 + id), 0, 0.0, 'appended' from range(10)")
-                appended.append(k)
-            except Exception as e:  # noqa: BLE001 - the format refusing a racing append is allowed
-                refused.append(str(e)[:200])
-            time.sleep(rng.uniform(0, 0.3))
+    def test_a_table_of_another_format_is_never_replaced(self, spark, dbt, sources, table_format):
+        table = f"{sources}.plain_first"
+        build(dbt, "parquet", f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
+        good = fingerprint(spark, table, COLUMNS)
+        with pytest.raises(DbtError) as failure:
+            build(dbt, table_format, f"{sources}.uniform", "plain_first", num_files=2, cluster_by=["a"])
+        text = str(failure.value)
+        assert "config 'file_format' = " + table_format in text and "exists as a 'parquet' table" in text, text
+        assert "drop or rename the table yourself" in text
+        assert provider(spark, table) == "parquet" and fingerprint(spark, table, COLUMNS) == good
 
-    threads = [threading.Thread(target=reader), threading.Thread(target=appender)]
-    for t in threads:
-        t.start()
-    failures = []
-    try:
-        for source in ["shifted", "uniform", "shifted"]:
-            try:
-                build(dbt, table_format, f"{sources}.{source}", "raced", num_files=2, cluster_by=["a"])
-            except DbtError as e:
-                failures.append(str(e))
-            time.sleep(0.5)
-    finally:
-        stop.set()
+    @pytest.fixture(scope="class")
+    def grown(self, spark, dbt, sources, table_format, tmp_path_factory):
+        """A build of `uniform` clustered on (a, s) in 4 files, then 3 unclustered appends of 10 % of
+        `shifted` each, then recluster(): what the recluster tests read (table, versions before,
+        outcome, live files before)."""
+        table = f"{sources}.grown"
+        build(dbt, table_format, f"{sources}.uniform", "grown", **GROWN)
+        built = live_files(spark, table_format, table)
+        shifted = 7 * ROWS
+        for i in range(3):
+            append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
+        before_files, before_versions = live_files(spark, table_format, table), versions(spark, table_format, table)
+        outcome = recluster(dbt, table, tmp_path_factory.mktemp("grown") / "target", case=grown_case(sources, table_format))
+        return {"table": table, "versions": before_versions, "files": before_files, "built": built, "outcome": outcome}
+
+    def test_recluster_rewrites_the_appended_files_in_one_format_commit_per_round(self, spark, sources, grown, table_format):
+        table, outcome = grown["table"], grown["outcome"]
+        assert outcome["decision"] == "reclustered", outcome
+        rounds = [r for r in outcome["rounds"] if r["status"] == "committed"]
+        assert rounds and len(rounds) == len(outcome["rounds"]), outcome["rounds"]
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+        after = versions(spark, table_format, table)
+        # one format commit per round, then the table properties the package records (a Delta commit; an
+        # Iceberg metadata change without a snapshot)
+        assert after[:len(grown["versions"])] == grown["versions"]
+        assert len(after) == len(grown["versions"]) + len(rounds) + (table_format == "delta"), (after, grown["versions"], rounds)
+        files = live_files(spark, table_format, table)
+        replaced = grown["files"] - files
+        # the 6 appended files went; the new files lie in the rewrite's staging directory, taken over in
+        # place. The build's files are one clustered run (its version is in the table's properties), so
+        # a first round leaves them: only a later round (merging runs) may take them
+        appended = grown["files"] - grown["built"]
+        assert len(appended) == 6 and appended <= replaced and all("/sc-l" in f for f in files - grown["files"]), (replaced, files)
+        assert replaced == appended or len(rounds) > 1, (replaced, grown["built"], outcome["rounds"])
+        assert outcome["after"]["new_files"] == 0 and outcome["after"]["new_rows"] == 0, outcome["after"]
+        if table_format == "delta":
+            ops = spark.sql(f"describe history {table}").where("operation = 'OPTIMIZE'").collect()
+            assert len(ops) == len(rounds), ops
+            assert ops[0]["operationParameters"]  # Delta recorded it as a rewrite (dataChange = false)
+            log = [json.loads(x) for x in Path(local(spark.sql(f"describe detail {table}").first()["location"]),
+                   "_delta_log", f"{ops[0]['version']:020d}.json").read_text().splitlines()]
+            actions = [a.get("add") or a.get("remove") for a in log if "add" in a or "remove" in a]
+            assert actions and all(a["dataChange"] is False for a in actions), actions[:2]
+        else:
+            ops = spark.sql(f"select operation, summary from {table}.snapshots order by committed_at").collect()
+            assert sum(1 for o in ops if o.operation == "replace") == len(rounds), ops
+
+    def test_time_travel_to_before_a_recluster_reads_the_old_files(self, spark, sources, grown, table_format):
+        table = grown["table"]
+        old = f"(select *, {'_metadata.file_path' if table_format == 'delta' else '_file'} as f from {table} version as of {grown['versions'][-1]}) v"
+        assert {r[0] for r in spark.sql(f"select distinct f from {old}").collect()} == grown["files"]
+        assert fingerprint(spark, old, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+
+    def test_reclustered_files_have_exact_statistics_in_the_format_metadata(self, spark, grown, table_format):
+        table = grown["table"]
+        meta = file_bounds(spark, table_format, table, ["a", "s"])
+        rows = row_bounds(spark, table_format, table, ["a", "s"])
+        assert set(meta) == set(rows)
+        for name, want in rows.items():
+            assert meta[name] == want, (name, meta[name], want)
+
+    def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(self, spark, dbt, sources, grown, table_format, tmp_path):
+        table = grown["table"]
+        again = recluster(dbt, table, tmp_path / "again", case=grown_case(sources, table_format))
+        assert again["decision"] == "skipped" and "no new rows" in again["reason"], again
+        final = recluster(dbt, table, tmp_path / "final", case=grown_case(sources, table_format), final=True)
+        assert final["decision"] in ("reclustered", "skipped"), final
+        assert final["after"]["runs"] <= 1 or final["stopped"], final
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+
+    def test_an_append_and_readers_during_a_recluster_commit_lose_nothing(self, spark, dbt, sources, table_format, tmp_path):
+        """An append commits while the recluster is between its validation and its commit, and a reader
+        queries all along: the recluster still commits (an append is no conflict of a rewrite), the
+        table then holds every row of both, and every read saw exactly the rows before or after the
+        append."""
+        import threading
+
+        table, case = _grown_table(spark, dbt, sources, table_format, "raced")
+        expected = fingerprint(spark, expected_grown(sources), COLUMNS)
+        base = spark.sql(f"select count(*), sum(id) from {table}").first()
+        batch = (9 * ROWS, 9 * ROWS + 500)
+        spark.sql(f"""create or replace temporary view raced_batch as select * from {sources}.shifted
+                      where id >= {7 * ROWS + ROWS // 2} and id < {7 * ROWS + ROWS // 2 + 500}""")
+        seen, stop = [], threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                seen.append(tuple(spark.sql(f"select count(*), sum(id) from {table}").first()))
+
+        reading = threading.Thread(target=reader)
+        reading.start()
+        committer, done = _at_the_commit(spark, lambda: append(spark, table, "raced_batch", 0, 10 * ROWS, files=1))
+        try:
+            outcome = recluster(dbt, table, tmp_path / "target", case=case)
+        finally:
+            committer.join(timeout=600)
+            stop.set()
+            reading.join(timeout=120)
+        assert "error" not in done, done
+        assert outcome["decision"] == "reclustered" and outcome["rounds"][0]["status"] == "committed", outcome
+        want = fingerprint(spark, f"(select {', '.join(COLUMNS)} from {expected_grown(sources)} union all "
+                                  f"select {', '.join(COLUMNS)} from raced_batch) e", COLUMNS)
+        assert fingerprint(spark, table, COLUMNS) == want and want != expected
+        after = spark.sql(f"select count(*), sum(id) from {table}").first()
+        assert seen and set(seen) <= {tuple(base), tuple(after)}, set(seen)
+        # the batch's own file is level 0 still: the next recluster picks it up
+        assert any("/sc-l" not in f for f in live_files(spark, table_format, table))
+        del batch
+
+    def test_a_delete_of_rewritten_rows_during_a_recluster_stops_it_with_the_format_conflict(
+            self, spark, dbt, sources, table_format, tmp_path):
+        """A DELETE of rows in files the recluster rewrites, committed between its validation and its
+        commit: the format refuses the rewrite (its conflict named), no deleted row comes back, and the
+        next recluster goes through."""
+        table, case = _grown_table(spark, dbt, sources, table_format, "contended")
+        gone = f"id >= {7 * ROWS} and id < {7 * ROWS + 50}"  # rows of the first append: files it rewrites
+        committer, done = _at_the_commit(spark, lambda: spark.sql(f"delete from {table} where {gone}").collect())
+        try:
+            outcome = recluster(dbt, table, tmp_path / "first", case=case)
+        finally:
+            committer.join(timeout=600)
+        assert "error" not in done, done
+        status = outcome["rounds"][0]["status"]
+        assert outcome["decision"] == "aborted", outcome
+        conflict = "Delta refused the commit: Concurrent" if table_format == "delta" else "Iceberg refused the commit: "
+        assert status.startswith("aborted: " + conflict) and "nothing was changed" in status, status
+        want = fingerprint(spark, f"(select * from {expected_grown(sources)} where not ({gone})) e", COLUMNS)
+        assert fingerprint(spark, table, COLUMNS) == want
+        again = recluster(dbt, table, tmp_path / "again", case=case)
+        assert again["decision"] == "reclustered", again
+        assert fingerprint(spark, table, COLUMNS) == want
+        # neither run left its staging table or the staging tables' own metadata behind
+        assert not spark.sql(f"show tables in {sources} like 'contended__sc_recluster'").collect()
+        root = Path(local(spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]))
+        meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
+        assert not list(root.glob(meta)), list(root.glob(meta))
+
+    def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(self, spark, dbt, sources, table_format):
+        """Adversaries of a rebuild's commit: a reader querying the table in a loop and a writer appending
+        10-row batches (random delays) while the model is rebuilt three times between two sources with
+        disjoint ids. Every read holds exactly one build's rows (all of `uniform`'s ids or all of
+        `shifted`'s, never both, never neither) plus whole batches; after each rebuild the table holds
+        its source's rows; a batch is never split. An append the format makes fail (its conflict with
+        the replace) is allowed; a rebuild that fails must name the format's conflict."""
+        import random
+        import threading
+        import time
+
+        table = f"{sources}.raced"
+        build(dbt, table_format, f"{sources}.uniform", "raced", num_files=2, cluster_by=["a"])
+        stop = threading.Event()
+        seen, problems, appended, refused = [], [], [], []
+        probe = (f"select count_if(id between 0 and {ROWS - 1}) as old, count_if(id >= {7 * ROWS}) as new, "
+                 f"count(distinct case when id < 0 then -id div 100 end) as batches, "
+                 f"count_if(id < 0) as batch_rows from {table}")
+
+        def reader():
+            rng = random.Random(1)
+            while not stop.is_set():
+                try:
+                    r = spark.sql(probe).first()
+                except Exception as e:  # noqa: BLE001 - a failed read is a finding, recorded
+                    problems.append(f"read failed: {str(e)[:300]}")
+                    continue
+                seen.append((r.old, r.new, r.batch_rows, r.batches))
+                time.sleep(rng.uniform(0, 0.05))
+
+        def appender():
+            rng = random.Random(2)
+            k = 0
+            while not stop.is_set():
+                k += 1
+                try:
+                    spark.sql(f"insert into {table} select -({k} * 100 + id), 0, 0.0, 'appended' from range(10)")
+                    appended.append(k)
+                except Exception as e:  # noqa: BLE001 - the format refusing a racing append is allowed
+                    refused.append(str(e)[:200])
+                time.sleep(rng.uniform(0, 0.3))
+
+        threads = [threading.Thread(target=reader), threading.Thread(target=appender)]
         for t in threads:
-            t.join()
-    assert not problems, problems[:3]
-    for text in failures:  # only the format's own conflict may stop a rebuild
-        assert any(w in text for w in ["Concurrent", "conflict", "CommitFailed", "Cannot commit"]), text[-1500:]
-    print(f"{table_format}: {len(seen)} reads, {len(appended)} appends committed, {len(refused)} refused, "
-          f"{len(failures)} rebuilds stopped by a conflict")
-    assert len(seen) >= 3, f"the reader got only {len(seen)} reads in"
-    for old, new, batch_rows, batches in seen:
-        assert sorted([old, new]) == [0, ROWS], (old, new)
-        assert batch_rows == 10 * batches, (batch_rows, batches)
-    final = spark.sql(probe).first()
-    assert (final.old, final.new) == ((0, ROWS) if not failures else (final.old, final.new))
-    assert final.batch_rows == 10 * final.batches
-    assert appended, f"no append went through ({len(refused)} refused: {refused[:2]})"
+            t.start()
+        failures = []
+        try:
+            for source in ["shifted", "uniform", "shifted"]:
+                try:
+                    build(dbt, table_format, f"{sources}.{source}", "raced", num_files=2, cluster_by=["a"])
+                except DbtError as e:
+                    failures.append(str(e))
+                time.sleep(0.5)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert not problems, problems[:3]
+        for text in failures:  # only the format's own conflict may stop a rebuild
+            assert any(w in text for w in ["Concurrent", "conflict", "CommitFailed", "Cannot commit"]), text[-1500:]
+        print(f"{table_format}: {len(seen)} reads, {len(appended)} appends committed, {len(refused)} refused, "
+              f"{len(failures)} rebuilds stopped by a conflict")
+        assert len(seen) >= 3, f"the reader got only {len(seen)} reads in"
+        for old, new, batch_rows, batches in seen:
+            assert sorted([old, new]) == [0, ROWS], (old, new)
+            assert batch_rows == 10 * batches, (batch_rows, batches)
+        final = spark.sql(probe).first()
+        assert (final.old, final.new) == ((0, ROWS) if not failures else (final.old, final.new))
+        assert final.batch_rows == 10 * final.batches
+        assert appended, f"no append went through ({len(refused)} refused: {refused[:2]})"
 
+    def test_clustering_information_on_a_format_table(self, spark, built, dbt, table_format, tmp_path):
+        """The metrics of the files the current version holds, from each file's rows (Delta through
+        _metadata, Iceberg through its _file column), equal to the same min/max the format's metadata
+        holds: the depth computed here from those bounds matches."""
+        run, out = dbt_output(dbt, ["run-operation", "spark_clustering.clustering_information", "--args",
+                                    json.dumps({"relation": built, "columns": ["a", "s"]})], tmp_path / "target")
+        line = [x for x in out.splitlines() if "clustering_information: " in x][-1]
+        info = json.loads(line.split("clustering_information: ", 1)[1])
+        assert info["total_files"] == FILES and info["method"] == "hilbert"
+        assert info["columns"]["a"]["total_file_count"] == FILES
+        bounds = [m["a"] for m in file_bounds(spark, table_format, built, ["a"]).values()]
+        # depth of a file: the most files containing one point of its range (reached at a file's lower bound)
+        depths = [max(sum(1 for lo, hi in bounds if lo <= x <= hi) for x in [f_lo] + [lo for lo, _ in bounds if f_lo <= lo <= f_hi])
+                  for f_lo, f_hi in bounds]
+        assert abs(info["columns"]["a"]["average_depth"] - sum(depths) / len(depths)) < 0.01, (info["columns"]["a"], depths)
+        assert info["columns"]["a"]["average_depth"] < FILES / 2
 
-def test_clustering_information_on_a_format_table(spark, built, dbt, table_format, tmp_path):
-    """The metrics of the files the current version holds, from each file's rows (Delta through
-    _metadata, Iceberg through its _file column), equal to the same min/max the format's metadata
-    holds: the depth computed here from those bounds matches."""
-    run, out = dbt_output(dbt, ["run-operation", "spark_clustering.clustering_information", "--args",
-                                json.dumps({"relation": built, "columns": ["a", "s"]})], tmp_path / "target")
-    line = [x for x in out.splitlines() if "clustering_information: " in x][-1]
-    info = json.loads(line.split("clustering_information: ", 1)[1])
-    assert info["total_files"] == FILES and info["method"] == "hilbert"
-    assert info["columns"]["a"]["total_file_count"] == FILES
-    bounds = [m["a"] for m in file_bounds(spark, table_format, built, ["a"]).values()]
-    # depth of a file: the most files containing one point of its range (reached at a file's lower bound)
-    depths = [max(sum(1 for lo, hi in bounds if lo <= x <= hi) for x in [f_lo] + [lo for lo, _ in bounds if f_lo <= lo <= f_hi])
-              for f_lo, f_hi in bounds]
-    assert abs(info["columns"]["a"]["average_depth"] - sum(depths) / len(depths)) < 0.01, (info["columns"]["a"], depths)
-    assert info["columns"]["a"]["average_depth"] < FILES / 2
+    def test_file_stats_of_a_format_table(self, spark, built, table_format, tmp_path):
+        """file_stats of the clustering columns (a, s) from the format's metadata, no data file read:
+        Delta's log (each file's add.stats, through table_data_files), Iceberg's `files` metadata
+        table (the manifests); exact because the package set full-length bounds for them. A double
+        column (b) reads the rows on both. Either way each file's min, max, null count and rows equal
+        those of its rows."""
+        from spark_clustering_dev.dbt import run_operation_json
 
+        schema, name = built.split(".")
+        sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
+                                        schema=schema)[name]
+               for cols in [("a", "s"), ("a", "b")]}
+        metadata = {"delta": "table_data_files(", "iceberg": f"from {built}.files"}[table_format]
+        assert metadata in sql[("a", "s")] and metadata not in sql[("a", "b")], sql
+        plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
+        assert "FileScan" not in plan and "DataSkipping" not in plan, plan  # no data file in the plan
+        rows = row_bounds(spark, table_format, built, ["a", "s"])
+        got = {Path(local(r["file_path"])).name: r for r in spark.sql(sql[("a", "s")]).collect()}
+        assert set(got) == set(rows)
+        for file, want in rows.items():
+            r = got[file]
+            assert r["row_count"] == want["rows"]
+            assert (r["a__min"], r["a__max"]) == want["a"] and (r["s__min"], r["s__max"]) == want["s"], (file, r, want)
+            assert r["a__null_count"] == 0 and r["s__null_count"] == 0
 
-def test_file_stats_of_a_format_table(spark, built, table_format, tmp_path):
-    """file_stats of the clustering columns (a, s) from the format's metadata, no data file read:
-    Delta's log (each file's add.stats, through table_data_files), Iceberg's `files` metadata
-    table (the manifests); exact because the package set full-length bounds for them. A double
-    column (b) reads the rows on both. Either way each file's min, max, null count and rows equal
-    those of its rows."""
-    from spark_clustering_dev.dbt import run_operation_json
+    def test_a_layout_the_format_keeps_is_never_replaced(self, spark, dbt, sources, table_format):
+        """A Delta table with liquid clustering, an Iceberg table with a sort order: the build stops with
+        a config error saying how to hand the layout over, and the table is left as it was."""
+        table = f"{sources}.own_layout"
+        spark.sql(f"drop table if exists {table}")
+        if table_format == "delta":
+            spark.sql(f"create table {table} using delta cluster by (a) as select * from {sources}.uniform")
+            wanted = ["declares liquid clustering on", "CLUSTER BY NONE"]
+        else:
+            spark.sql(f"create table {table} using iceberg as select * from {sources}.uniform")
+            spark.sql(f"alter table {table} write ordered by b")
+            wanted = ["declares the sort order", "WRITE UNORDERED"]
+        good, before = fingerprint(spark, table, COLUMNS), versions(spark, table_format, table)
+        with pytest.raises(DbtError) as failure:
+            build(dbt, table_format, f"{sources}.shifted", "own_layout", num_files=2, cluster_by=["a"])
+        text = str(failure.value)
+        assert "model 'cluster_case'" in text and "config 'cluster_by'" in text, text[-2000:]
+        assert all(w in text for w in wanted), text[-2000:]
+        assert fingerprint(spark, table, COLUMNS) == good and versions(spark, table_format, table) == before
 
-    schema, name = built.split(".")
-    sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
-                                    schema=schema)[name]
-           for cols in [("a", "s"), ("a", "b")]}
-    metadata = {"delta": "table_data_files(", "iceberg": f"from {built}.files"}[table_format]
-    assert metadata in sql[("a", "s")] and metadata not in sql[("a", "b")], sql
-    plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
-    assert "FileScan" not in plan and "DataSkipping" not in plan, plan  # no data file in the plan
-    rows = row_bounds(spark, table_format, built, ["a", "s"])
-    got = {Path(local(r["file_path"])).name: r for r in spark.sql(sql[("a", "s")]).collect()}
-    assert set(got) == set(rows)
-    for file, want in rows.items():
-        r = got[file]
-        assert r["row_count"] == want["rows"]
-        assert (r["a__min"], r["a__max"]) == want["a"] and (r["s__min"], r["s__max"]) == want["s"], (file, r, want)
-        assert r["a__null_count"] == 0 and r["s__null_count"] == 0
+    def test_a_format_table_in_a_bucket_is_built_and_reclustered_without_copying_an_object(
+            self, spark, dbt, sources, table_format, s3, tmp_path):
+        """The table in a database located in the process's S3 bucket (S3A against the S3 server on
+        127.0.0.1): a build, 3 unclustered appends and a recluster. The format's writer puts every file
+        where it stays and the package's rewrite stages in a directory of the table that its commit
+        takes over in place, so neither copies an object (S3A's own counters), where a plain table's
+        swap and recluster commit rename (copy) every file they commit (docs/object_stores.md). The rows
+        are exact after each step and the reclustered files' bounds in the format's metadata equal
+        their rows' (table_data_files' statistics read from the bucket)."""
+        from spark_clustering_dev.s3 import delta, s3a_counters
 
+        bucket = f"it-formats-{table_format}"
+        s3.create_bucket(bucket)
+        schema = f"{sources}_s3"
+        spark.sql(f"create database if not exists {schema} location 's3a://{bucket}/{schema}.db'")
+        table, case = f"{schema}.grown_s3", {**grown_case(sources, table_format), "alias": "grown_s3"}
 
-def test_a_layout_the_format_keeps_is_never_replaced(spark, dbt, sources, table_format):
-    """A Delta table with liquid clustering, an Iceberg table with a sort order: the build stops with
-    a config error saying how to hand the layout over, and the table is left as it was."""
-    table = f"{sources}.own_layout"
-    spark.sql(f"drop table if exists {table}")
-    if table_format == "delta":
-        spark.sql(f"create table {table} using delta cluster by (a) as select * from {sources}.uniform")
-        wanted = ["declares liquid clustering on", "CLUSTER BY NONE"]
-    else:
-        spark.sql(f"create table {table} using iceberg as select * from {sources}.uniform")
-        spark.sql(f"alter table {table} write ordered by b")
-        wanted = ["declares the sort order", "WRITE UNORDERED"]
-    good, before = fingerprint(spark, table, COLUMNS), versions(spark, table_format, table)
-    with pytest.raises(DbtError) as failure:
-        build(dbt, table_format, f"{sources}.shifted", "own_layout", num_files=2, cluster_by=["a"])
-    text = str(failure.value)
-    assert "model 'cluster_case'" in text and "config 'cluster_by'" in text, text[-2000:]
-    assert all(w in text for w in wanted), text[-2000:]
-    assert fingerprint(spark, table, COLUMNS) == good and versions(spark, table_format, table) == before
+        def counted(action):
+            before = s3a_counters(spark, f"s3a://{bucket}/")
+            action()
+            return delta(before, s3a_counters(spark, f"s3a://{bucket}/"))
 
-
-def test_a_format_table_in_a_bucket_is_built_and_reclustered_without_copying_an_object(
-        spark, dbt, sources, table_format, s3, tmp_path):
-    """The table in a database located in the process's S3 bucket (S3A against the S3 server on
-    127.0.0.1): a build, 3 unclustered appends and a recluster. The format's writer puts every file
-    where it stays and the package's rewrite stages in a directory of the table that its commit
-    takes over in place, so neither copies an object (S3A's own counters), where a plain table's
-    swap and recluster commit rename (copy) every file they commit (docs/object_stores.md). The rows
-    are exact after each step and the reclustered files' bounds in the format's metadata equal
-    their rows' (table_data_files' statistics read from the bucket)."""
-    from spark_clustering_dev.s3 import delta, s3a_counters
-
-    bucket = f"it-formats-{table_format}"
-    s3.create_bucket(bucket)
-    schema = f"{sources}_s3"
-    spark.sql(f"create database if not exists {schema} location 's3a://{bucket}/{schema}.db'")
-    table, case = f"{schema}.grown_s3", {**grown_case(sources, table_format), "alias": "grown_s3"}
-
-    def counted(action):
-        before = s3a_counters(spark, f"s3a://{bucket}/")
-        action()
-        return delta(before, s3a_counters(spark, f"s3a://{bucket}/"))
-
-    built = counted(lambda: dbt(["run", "--select", "cluster_case"], schema=schema,
-                                vars={f"case_{k}": v for k, v in case.items()}))
-    location = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]
-    assert location.startswith(f"s3a://{bucket}/{schema}.db/"), location
-    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
-    shifted = 7 * ROWS
-    for i in range(3):
-        append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
-    before_files = live_files(spark, table_format, table)
-    outcome = {}
-    reclustered = counted(lambda: outcome.update(recluster(dbt, table, tmp_path / "target", case=case, dbt_schema=schema)))
-    assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
-    assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
-    files = live_files(spark, table_format, table)
-    new = files - before_files
-    assert new and all(f.startswith(location + "/") and "/sc-l" in f for f in new), new
-    # the new files' bounds in the format's metadata (Delta's add.stats, Iceberg's manifests), read from the bucket
-    if table_format == "delta":
-        meta = {Path(local(r[0])).name: (json.loads(r[1])["minValues"]["a"], json.loads(r[1])["maxValues"]["a"])
-                for r in spark.sql(f"select file_path, log_stats from table_data_files('{table}')").collect()}
-    else:
-        meta = {Path(local(r[0])).name: (r[1], r[2]) for r in spark.sql(
-            f"select file_path, readable_metrics.a.lower_bound, readable_metrics.a.upper_bound from {table}.files").collect()}
-    rows = row_bounds(spark, table_format, table, ["a"])
-    for name in (Path(local(p)).name for p in new):
-        assert meta[name] == rows[name]["a"], (name, meta[name], rows[name])
-    print(f"[object store] {table_format}: S3A requests of the build "
-          f"{ {k: v for k, v in built.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }, "
-          f"of the recluster { {k: v for k, v in reclustered.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }")
-    assert built.get("object_copy_requests", 0) == 0 and built.get("op_rename", 0) == 0, built
-    assert reclustered.get("object_copy_requests", 0) == 0, reclustered
+        built = counted(lambda: dbt(["run", "--select", "cluster_case"], schema=schema,
+                                    vars={f"case_{k}": v for k, v in case.items()}))
+        location = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").first()[1]
+        assert location.startswith(f"s3a://{bucket}/{schema}.db/"), location
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, f"{sources}.uniform", COLUMNS)
+        shifted = 7 * ROWS
+        for i in range(3):
+            append(spark, table, f"{sources}.shifted", shifted + i * ROWS // 10, shifted + (i + 1) * ROWS // 10)
+        before_files = live_files(spark, table_format, table)
+        outcome = {}
+        reclustered = counted(lambda: outcome.update(recluster(dbt, table, tmp_path / "target", case=case, dbt_schema=schema)))
+        assert outcome["decision"] == "reclustered" and all(r["status"] == "committed" for r in outcome["rounds"]), outcome
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+        files = live_files(spark, table_format, table)
+        new = files - before_files
+        assert new and all(f.startswith(location + "/") and "/sc-l" in f for f in new), new
+        # the new files' bounds in the format's metadata (Delta's add.stats, Iceberg's manifests), read from the bucket
+        if table_format == "delta":
+            meta = {Path(local(r[0])).name: (json.loads(r[1])["minValues"]["a"], json.loads(r[1])["maxValues"]["a"])
+                    for r in spark.sql(f"select file_path, log_stats from table_data_files('{table}')").collect()}
+        else:
+            meta = {Path(local(r[0])).name: (r[1], r[2]) for r in spark.sql(
+                f"select file_path, readable_metrics.a.lower_bound, readable_metrics.a.upper_bound from {table}.files").collect()}
+        rows = row_bounds(spark, table_format, table, ["a"])
+        for name in (Path(local(p)).name for p in new):
+            assert meta[name] == rows[name]["a"], (name, meta[name], rows[name])
+        print(f"[object store] {table_format}: S3A requests of the build "
+              f"{ {k: v for k, v in built.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }, "
+              f"of the recluster { {k: v for k, v in reclustered.items() if k in ('object_copy_requests', 'object_put_request', 'object_list_request')} }")
+        assert built.get("object_copy_requests", 0) == 0 and built.get("op_rename", 0) == 0, built
+        assert reclustered.get("object_copy_requests", 0) == 0, reclustered

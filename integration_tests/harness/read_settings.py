@@ -25,7 +25,8 @@ from typing import Callable
 
 from pyspark.sql import functions as F
 
-from harness import skipping as sk
+from harness.plans import SKIPPING_CONF
+from harness.runner import FAST, error_text
 from spark_clustering_dev.spark import confs
 from spark_clustering_dev.sql import sql_str
 
@@ -346,10 +347,6 @@ class Outcome:
     error_off: str | None = None
 
 
-def _error(e: Exception) -> str:
-    return sk._error_text(e)
-
-
 KEPT = re.compile(r"DataSkipping: kept (\d+) of (\d+) files")
 KEPT_ALL = re.compile(r"DataSkipping: off \(.*?; kept all (\d+) files\)")
 VIEW = "read_settings_source"
@@ -364,7 +361,7 @@ def _batch(spark, df, preds: list[Pred], skipping: bool) -> tuple[dict[int, Coun
     text = "\nunion all\n".join(f"select {i} as q, xxhash64({columns}) as h from {VIEW} where {p.sql}"
                                  for i, p in enumerate(preds) if p.sql)
     row_hash = F.xxhash64(*[F.col(_quote(c)) for c in df.columns]).alias("h")
-    with confs(spark, {sk.SKIPPING_CONF: "true" if skipping else "false", **sk.FAST}):
+    with confs(spark, {SKIPPING_CONF: "true" if skipping else "false", **FAST}):
         branches = ([spark.sql(text)] if text else []) + [
             df.where(p.column).select(F.lit(i).alias("q"), row_hash) for i, p in enumerate(preds) if not p.sql]
         q = reduce(lambda a, b: a.unionAll(b), branches)
@@ -409,7 +406,7 @@ def run(spark, df, preds: list[Pred], batch: int = 60) -> tuple[list[Outcome], i
                         totals[1] += before
                     results[skipping] = (rows[0], None)
                 except Exception as e2:  # noqa: BLE001
-                    results[skipping] = (None, _error(e2))
+                    results[skipping] = (None, error_text(e2))
             return [Outcome(chunk[0], results[True][0], results[False][0], results[True][1], results[False][1])]
 
     for start in range(0, len(preds), batch):

@@ -1,13 +1,14 @@
 """Planning-time data skipping (DataSkipping.scala, FileSkippingPredicate.scala, FileStatsStore.scala)
 against Spark without it and against a Python reference, on real parquet and orc tables
-(harness/skipping.py: the data, the predicate generator, the reference, the scan metrics).
+(harness/tables.py: the data; predicates.py: the predicate generator and the Python reference;
+statistics.py: per-file statistics; plans.py: the scan metrics; runner.py: running them).
 
 Seeded random predicates (the seed is printed; SPARK_CLUSTERING_SKIPPING_SEED=<n> replays a run,
 =random draws one; SPARK_CLUSTERING_SKIPPING_N sets the predicates per table and scenario, 60 by
 default: about 1,100 in all), each run as its own scan (one UNION ALL branch per predicate), rule
 on and rule off:
   - the rows (id, hash of the whole row) with the rule on equal those with it off, and equal the
-    rows for which the predicate is TRUE in Python (harness.skipping.Pred.truth); where Spark
+    rows for which the predicate is TRUE in Python (harness.predicates.Pred.truth); where Spark
     without the rule disagrees with Python because of its own reader pushdown (orc with NULL in an
     IN list or -0.0, parquet with a date in the 1582 calendar gap), the predicate is compared
     without that pushdown and listed in the summary;
@@ -36,26 +37,32 @@ from functools import reduce
 
 import pytest
 
-from harness import skipping as sk
+from harness.plans import SKIPPING_CONF, SKIPPING_SCAN, explain_summary, file_scans, scan_info
+from harness.predicates import SEED_ENV, Cmp, Pred, PredicateGenerator, same_type_lit, seed_from_env
+from harness.runner import NO_PUSHDOWN, Outcome, TableState, read_state, run_batch, run_predicates
+from harness.statistics import FileStats
 from harness.storage import database_on
+from harness.tables import (BY_KEY, PARTITION_COLUMNS, TableSpec, append_rows, data_files_on_disk, dataframe,
+                            generate_rows, table_columns, write_conf, write_parquet_with_pyarrow, write_table)
 from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.spark import confs
 from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "it_test_data_skipping"
-SEED = sk.seed_from_env(default=20261122)
+SEED = seed_from_env(default=20261122)
 # predicates per table and scenario (x 7 tables for the first two scenarios)
 N_FOOTERS = int(os.environ.get("SPARK_CLUSTERING_SKIPPING_N", "60"))
 N_SIDECAR = N_FOOTERS
 N_SMALL = max(10, N_FOOTERS * 2 // 7)
 
 TABLES = [
-    sk.TableSpec("pq_sorted", "parquet", "sorted", ts_type="INT96"),
-    sk.TableSpec("pq_random", "parquet", "random", ts_type="TIMESTAMP_MICROS", block_size=4096),
-    sk.TableSpec("pq_part", "parquet", "sorted", partition="p", ts_type="TIMESTAMP_MILLIS"),
-    sk.TableSpec("pq_legacy", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rebase="LEGACY"),
-    sk.TableSpec("orc_sorted", "orc", "sorted"),
-    sk.TableSpec("orc_random", "orc", "random"),
-    sk.TableSpec("orc_part", "orc", "sorted", partition="ps"),
+    TableSpec("pq_sorted", "parquet", "sorted", ts_type="INT96"),
+    TableSpec("pq_random", "parquet", "random", ts_type="TIMESTAMP_MICROS", block_size=4096),
+    TableSpec("pq_part", "parquet", "sorted", partition="p", ts_type="TIMESTAMP_MILLIS"),
+    TableSpec("pq_legacy", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rebase="LEGACY"),
+    TableSpec("orc_sorted", "orc", "sorted"),
+    TableSpec("orc_random", "orc", "random"),
+    TableSpec("orc_part", "orc", "sorted", partition="ps"),
 ]
 
 # what the run saw, for the summary and the overall skip assertion
@@ -75,18 +82,18 @@ def table_seed(name: str) -> int:
 
 @pytest.fixture(scope="module")
 def session(spark):
-    print(f"\ntest_data_skipping: seed {SEED} (set {sk.SEED_ENV} to replay or to `random`)")
+    print(f"\ntest_data_skipping: seed {SEED} (set {SEED_ENV} to replay or to `random`)")
     spark.sql(f"create database if not exists {SCHEMA}")
-    with sk.confs(spark, {"spark.sql.adaptive.enabled": "false", sk.SKIPPING_CONF: "true"}):
+    with confs(spark, {"spark.sql.adaptive.enabled": "false", SKIPPING_CONF: "true"}):
         yield spark
     spark.sql(f"drop database if exists {SCHEMA} cascade")
 
 
-def build(spark, spec: sk.TableSpec, name: str | None = None) -> sk.TableState:
+def build(spark, spec: TableSpec, name: str | None = None) -> TableState:
     name = name or spec.name
-    rows = sk.generate_rows(spec, table_seed(spec.name))
-    sk.write_table(spark, spec, qualified(name), rows)
-    state = sk.read_state(spark, spec, qualified(name))
+    rows = generate_rows(spec, table_seed(spec.name))
+    write_table(spark, spec, qualified(name), rows)
+    state = read_state(spark, spec, qualified(name))
     assert len(state.rows) == spec.rows, f"{name}: wrote {spec.rows} rows, read {len(state.rows)}"
     assert spec.files - 1 <= len(state.files) <= spec.files + 3, f"{name}: {len(state.files)} files"
     return state
@@ -97,7 +104,7 @@ def tables(session):
     return {spec.name: build(session, spec) for spec in TABLES}
 
 
-def write_sidecar(spark, state: sk.TableState, expect_scanned: int | None = None) -> dict:
+def write_sidecar(spark, state: TableState, expect_scanned: int | None = None) -> dict:
     row = spark.sql(f"select * from write_file_stats('{state.qualified}', 'false')").collect()[0]
     result = {"files": row[1], "files_scanned": row[2], "sidecar": row[3]}
     assert result["files"] == len(state.files), f"{state.qualified}: write_file_stats {result}, {len(state.files)} files"
@@ -107,20 +114,20 @@ def write_sidecar(spark, state: sk.TableState, expect_scanned: int | None = None
     return result
 
 
-def with_sidecar(spark, state: sk.TableState) -> sk.TableState:
+def with_sidecar(spark, state: TableState) -> TableState:
     """`state`, its sidecar written first unless every file already has its stats there."""
     if not all(state.source.get(f) == "sidecar" for f in state.files):
         write_sidecar(spark, state)
     return state
 
 
-def usable_filter_sql(state: sk.TableState) -> str:
+def usable_filter_sql(state: TableState) -> str:
     return f"select id from {state.qualified} where i > 0"
 
 
-def check_explain_sources(spark, state: sk.TableState, context: str) -> dict:
+def check_explain_sources(spark, state: TableState, context: str) -> dict:
     """EXPLAIN names as many files from the sidecar and from footers as the test expects."""
-    summary = sk.explain_summary(spark, usable_filter_sql(state))
+    summary = explain_summary(spark, usable_filter_sql(state))
     assert summary is not None, f"{context}: no 'DataSkipping: kept' in the plan of {usable_filter_sql(state)}"
     want_sidecar = sum(1 for f in state.files if state.source.get(f) == "sidecar")
     got = {k: summary[k] for k in ("total", "sidecar", "footers", "unknown")}
@@ -134,7 +141,7 @@ def check_explain_sources(spark, state: sk.TableState, context: str) -> dict:
 # checking one scenario's outcomes
 
 
-def describe_file(state: sk.TableState, f: str, columns: set[str]) -> str:
+def describe_file(state: TableState, f: str, columns: set[str]) -> str:
     ex = state.exact.get(f)
     ref = state.reference_stats().get(f)
     parts = [f"{os.path.relpath(f, state.location)} (source {state.source.get(f, 'footer')})"]
@@ -148,13 +155,13 @@ def describe_file(state: sk.TableState, f: str, columns: set[str]) -> str:
     return "\n".join(parts)
 
 
-def exact_b_allowed(state: sk.TableState, pred: sk.Pred) -> bool:
+def exact_b_allowed(state: TableState, pred: Pred) -> bool:
     """(b) needs the rule's statistics to be known here: every file from the sidecar, or parquet
     footers for columns whose footer statistics are what Spark reads."""
     if not pred.simple:
         return False
     cols = pred.columns()
-    if cols & set(sk.PARTITION_COLUMNS):
+    if cols & set(PARTITION_COLUMNS):
         return False  # Spark prunes partitions or keeps only the data-column part of the filter
     for f in state.files:
         if state.source.get(f) == "sidecar":
@@ -163,7 +170,7 @@ def exact_b_allowed(state: sk.TableState, pred: sk.Pred) -> bool:
             return False
         facts = state.footer_facts[f]
         for c in cols:
-            kind = sk.BY_KEY[c].kind
+            kind = BY_KEY[c].kind
             if kind in ("float", "double"):
                 return False  # footer max of floats is not kept (NaN): not "exact" by design
             if kind in ("date", "ts", "ntz") and facts["legacy_datetime"]:
@@ -173,12 +180,12 @@ def exact_b_allowed(state: sk.TableState, pred: sk.Pred) -> bool:
     return True
 
 
-def truth_ids(state: sk.TableState, pred: sk.Pred) -> set[int]:
+def truth_ids(state: TableState, pred: Pred) -> set[int]:
     fn = pred.fn
     return {r["id"] for r in state.rows if fn(r) is True}
 
 
-def check(state: sk.TableState, outcomes: list[sk.Outcome], scenario: str, exact: bool = True,
+def check(state: TableState, outcomes: list[Outcome], scenario: str, exact: bool = True,
           truths: list[set[int]] | None = None) -> list[str]:
     failures = []
     spec = state.spec
@@ -202,7 +209,7 @@ def check(state: sk.TableState, outcomes: list[sk.Outcome], scenario: str, exact
                 failures.append(f"FAILS WITHOUT THE RULE ONLY {where}\n  {sql}\n  {o.error_off}")
             continue
         truth = truths[n] if truths is not None else truth_ids(state, p)
-        on_partitions = bool(p.columns() & set(sk.PARTITION_COLUMNS))  # Spark prunes partitions first
+        on_partitions = bool(p.columns() & set(PARTITION_COLUMNS))  # Spark prunes partitions first
         ids_on = {i for i, _ in o.rows_on}
         ids_off = {i for i, _ in o.rows_off}
         if o.rows_on != o.rows_off:
@@ -242,11 +249,11 @@ def check(state: sk.TableState, outcomes: list[sk.Outcome], scenario: str, exact
             if not scan.skipping and scan.rule_index:
                 failures.append(f"RULE SCAN REPLACED BY A PLAIN FileSourceScanExec {where}\n  {sql}\n  the scan lists "
                                 f"through DataSkippingFileIndex (read {scan.num_files} of {len(state.files)} files) but "
-                                f"is not a {sk.SKIPPING_SCAN}: no EXPLAIN text, no skipping metrics\n  {scan.text}")
+                                f"is not a {SKIPPING_SCAN}: no EXPLAIN text, no skipping metrics\n  {scan.text}")
             elif not scan.skipping and scan.num_files != len(state.files) and not on_partitions:
                 failures.append(f"PLAIN SCAN READ {scan.num_files} of {len(state.files)} files {where}\n  {sql}")
         may = [f for f in state.files if p.may_match(ref_stats[f])]
-        ideal = [f for f in state.files if p.may_match(state.exact.get(f, sk.FileStats(0, {})))]
+        ideal = [f for f in state.files if p.may_match(state.exact.get(f, FileStats(0, {})))]
         s = STATS[scenario]
         s["files"] += len(state.files)
         s["read"] += read
@@ -279,22 +286,22 @@ def assert_no_failures(failures: list[str], scenario: str):
         pytest.fail(f"{scenario}: {len(failures)} failures {dict(kinds)} (seed {SEED}):\n\n{shown}", pytrace=False)
 
 
-def run_scenario(spark, state: sk.TableState, n: int, scenario: str, rng: random.Random, exact: bool = True,
-                 generator: sk.PredicateGenerator | None = None) -> list[str]:
-    gen = generator or sk.PredicateGenerator(rng, state.rows, state.exact, columns=sk.table_columns(state.spec))
+def run_scenario(spark, state: TableState, n: int, scenario: str, rng: random.Random, exact: bool = True,
+                 generator: PredicateGenerator | None = None) -> list[str]:
+    gen = generator or PredicateGenerator(rng, state.rows, state.exact, columns=table_columns(state.spec))
     preds = gen.predicates(n)
     # orc's reader fails on a pushed-down IN list holding NULL and drops -0.0 against 0.0 bounds
     # (Spark's own pushdown, rule on and off alike): orc scans here run without reader pushdown
-    extra = sk.NO_PUSHDOWN if state.spec.fmt == "orc" else {}
-    with sk.confs(spark, extra):
-        outcomes = sk.run_predicates(spark, state, preds)
+    extra = NO_PUSHDOWN if state.spec.fmt == "orc" else {}
+    with confs(spark, extra):
+        outcomes = run_predicates(spark, state, preds)
     truths = [truth_ids(state, p) for p in preds]
     # a disagreement between Spark (rule off) and Python is re-run without Spark's reader pushdown
     redo = [i for i, o in enumerate(outcomes) if o.rows_off is not None and not o.note and
             truths[i] != {row_id for row_id, _ in o.rows_off}]
     if redo and not extra:
-        with sk.confs(spark, sk.NO_PUSHDOWN):
-            again = sk.run_predicates(spark, state, [outcomes[i].pred for i in redo])
+        with confs(spark, NO_PUSHDOWN):
+            again = run_predicates(spark, state, [outcomes[i].pred for i in redo])
         for i, o in zip(redo, again):
             o.note = "without reader pushdown (with it, rule on and off alike, Spark disagrees with Python)"
             outcomes[i] = o
@@ -327,13 +334,13 @@ def test_sidecar(session, tables):
 
 
 FRESH = [
-    sk.TableSpec("m_pq", "parquet", "sorted", ts_type="TIMESTAMP_MICROS"),
-    sk.TableSpec("m_orc", "orc", "sorted"),
-    sk.TableSpec("m_pq_part", "parquet", "sorted", partition="p", ts_type="TIMESTAMP_MICROS"),
+    TableSpec("m_pq", "parquet", "sorted", ts_type="TIMESTAMP_MICROS"),
+    TableSpec("m_orc", "orc", "sorted"),
+    TableSpec("m_pq_part", "parquet", "sorted", partition="p", ts_type="TIMESTAMP_MICROS"),
 ]
 
 
-def fresh(spark, spec: sk.TableSpec, scenario: str) -> sk.TableState:
+def fresh(spark, spec: TableSpec, scenario: str) -> TableState:
     state = build(spark, spec, f"{spec.name}_{scenario}")
     write_sidecar(spark, state, expect_scanned=len(state.files))
     return state
@@ -347,11 +354,11 @@ def test_appended_rows(session):
     for spec in FRESH:
         state = fresh(session, spec, "append")
         old = set(state.files)
-        extra = sk.generate_rows(sk.TableSpec(spec.name, spec.fmt, "random", spec.partition, spec.ts_type, rows=600,
+        extra = generate_rows(TableSpec(spec.name, spec.fmt, "random", spec.partition, spec.ts_type, rows=600,
                                               files=3), table_seed(spec.name) + 7, first_id=100_000)
-        sk.append_rows(session, spec, state.qualified, extra, files=3)
-        state = sk.read_state(session, spec, state.qualified,
-                              source={f: ("sidecar" if f in old else "footer") for f in sk.data_files_on_disk(state.location)})
+        append_rows(session, spec, state.qualified, extra, files=3)
+        state = read_state(session, spec, state.qualified,
+                              source={f: ("sidecar" if f in old else "footer") for f in data_files_on_disk(state.location)})
         new = set(state.files) - old
         assert new and old <= set(state.files), f"{state.qualified}: append made no new file"
         check_explain_sources(session, state, "appended")
@@ -378,7 +385,7 @@ def test_deleted_file(session):
         victim = state.files[len(state.files) // 2]
         remove_with_checksum(victim)
         session.sql(f"refresh table {state.qualified}")
-        state = sk.read_state(session, spec, state.qualified, source={f: "sidecar" for f in state.files if f != victim})
+        state = read_state(session, spec, state.qualified, source={f: "sidecar" for f in state.files if f != victim})
         assert victim not in state.files
         check_explain_sources(session, state, "deleted file")
         failures += run_scenario(session, state, N_SMALL, "deleted file", rng)
@@ -398,16 +405,16 @@ def test_replaced_file(session, tmp_path):
         victim = state.files[len(state.files) // 2]
         old_ids = {r["id"] for r in state.rows if r["_file"] == victim}
         # values of another region of the table (the first file's), new ids
-        donor = sk.generate_rows(spec, table_seed(spec.name) + 11, first_id=200_000)[: spec.rows // spec.files]
+        donor = generate_rows(spec, table_seed(spec.name) + 11, first_id=200_000)[: spec.rows // spec.files]
         out = tmp_path / f"replacement_{spec.name}"
         if spec.fmt == "parquet":
             # another writer: pyarrow (no Spark metadata in the footer, several row groups)
             out.mkdir()
-            sk.write_parquet_with_pyarrow(donor, str(out / "replacement.parquet"), row_group_size=64)
+            write_parquet_with_pyarrow(donor, str(out / "replacement.parquet"), row_group_size=64)
         else:
-            with sk.confs(session, sk.write_conf(spec)):
-                sk.dataframe(session, spec, donor, 1).write.format(spec.fmt).save(str(out))
-        written = sk.data_files_on_disk(str(out))
+            with confs(session, write_conf(spec)):
+                dataframe(session, spec, donor, 1).write.format(spec.fmt).save(str(out))
+        written = data_files_on_disk(str(out))
         assert len(written) == 1, written
         before = os.stat(victim)
         remove_with_checksum(victim)
@@ -417,13 +424,13 @@ def test_replaced_file(session, tmp_path):
             shutil.copyfile(crc, os.path.join(os.path.dirname(victim), f".{os.path.basename(victim)}.crc"))
         after = os.stat(victim)
         session.sql(f"refresh table {state.qualified}")
-        state = sk.read_state(session, spec, state.qualified, source={f: "sidecar" for f in state.files if f != victim})
+        state = read_state(session, spec, state.qualified, source={f: "sidecar" for f in state.files if f != victim})
         assert not old_ids & {r["id"] for r in state.rows}, "the replaced file's old rows are still read"
         assert {r["id"] for r in state.rows if r["_file"] == victim} == {r["id"] for r in donor}
         check_explain_sources(session, state, f"replaced file (size {before.st_size} -> {after.st_size})")
         # half the literals from the replacement's values, which the stale statistics would exclude
         donor_rows = [r for r in state.rows if r["_file"] == victim]
-        gen = sk.PredicateGenerator(rng, donor_rows, {victim: state.exact[victim]})
+        gen = PredicateGenerator(rng, donor_rows, {victim: state.exact[victim]})
         failures += run_scenario(session, state, N_SMALL, "replaced file", rng, generator=gen)
         failures += run_scenario(session, state, N_SMALL // 2, "replaced file", rng)
         # the next write_file_stats scans the replaced file only
@@ -433,7 +440,7 @@ def test_replaced_file(session, tmp_path):
     assert_no_failures(failures, "replaced file")
 
 
-def sidecar_files(state: sk.TableState) -> list[str]:
+def sidecar_files(state: TableState) -> list[str]:
     d = os.path.join(state.location, "_sc_file_stats")
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("stats-") and f.endswith(".json"))
 
@@ -481,8 +488,8 @@ def test_a_table_in_a_bucket(session, s3):
     failures = []
     for spec in (TABLES[1], TABLES[6]):
         name = f"{schema}.{spec.name}"
-        sk.write_table(session, spec, name, sk.generate_rows(spec, table_seed(spec.name)))
-        state = sk.read_state(session, spec, name)
+        write_table(session, spec, name, generate_rows(spec, table_seed(spec.name)))
+        state = read_state(session, spec, name)
         assert state.location.startswith("s3a://") and len(state.rows) == spec.rows, (state.location, len(state.rows))
         write_sidecar(session, state, expect_scanned=len(state.files))
         check_explain_sources(session, state, "in a bucket")
@@ -496,14 +503,14 @@ def test_unusual_paths(session, tmp_path):
     """An external table whose location holds a space, '%' and non-ASCII letters, partitioned by
     strings Spark escapes in directory names: the sidecar still covers every file."""
     rng = random.Random(SEED + 11)
-    spec = sk.TableSpec("odd_paths", "parquet", "sorted", partition="ps", ts_type="TIMESTAMP_MICROS", rows=1200,
+    spec = TableSpec("odd_paths", "parquet", "sorted", partition="ps", ts_type="TIMESTAMP_MICROS", rows=1200,
                         files=6)
     location = tmp_path / "dir with space %41 \u00fc" / "t"
-    rows = sk.generate_rows(spec, table_seed(spec.name))
-    with sk.confs(session, sk.write_conf(spec)):
-        sk.dataframe(session, spec, rows, spec.files).write.format("parquet").partitionBy("ps") \
+    rows = generate_rows(spec, table_seed(spec.name))
+    with confs(session, write_conf(spec)):
+        dataframe(session, spec, rows, spec.files).write.format("parquet").partitionBy("ps") \
             .option("path", str(location)).saveAsTable(qualified(spec.name))
-    state = sk.read_state(session, spec, qualified(spec.name))
+    state = read_state(session, spec, qualified(spec.name))
     assert len(state.rows) == spec.rows and state.location == str(location), (state.location, len(state.rows))
     write_sidecar(session, state, expect_scanned=len(state.files))
     check_explain_sources(session, state, "unusual paths")
@@ -515,18 +522,18 @@ def test_disabled(session, tables):
     """spark.sparkclustering.skipping.enabled=false: Spark's own scan, every file read."""
     rng = random.Random(SEED + 7)
     for state in tables.values():
-        gen = sk.PredicateGenerator(rng, state.rows, state.exact)
+        gen = PredicateGenerator(rng, state.rows, state.exact)
         preds = [gen.simple() for _ in range(8)]
-        with sk.confs(session, reader_conf(state)):
-            results = sk.run_batch(session, state, preds, skipping=False, list_files=False)
+        with confs(session, reader_conf(state)):
+            results = run_batch(session, state, preds, skipping=False, list_files=False)
         for i, p in enumerate(preds):
             rows, scan = results[i]
             if scan is None:
                 continue
-            assert not scan.skipping, f"rule off but the scan is {sk.SKIPPING_SCAN}: {p.sql()}"
+            assert not scan.skipping, f"rule off but the scan is {SKIPPING_SCAN}: {p.sql()}"
             assert scan.num_files == len(state.files), (
                 f"rule off read {scan.num_files} of {len(state.files)} files: {state.qualified} where {p.sql()}")
-        with sk.confs(session, {sk.SKIPPING_CONF: "false"}):
+        with confs(session, {SKIPPING_CONF: "false"}):
             text = session.sql(usable_filter_sql(state))._jdf.queryExecution().executedPlan().toString()
         assert "DataSkipping" not in text, text
 
@@ -543,10 +550,10 @@ def test_explain(session, tables):
     assert "DataSkipping: kept" in text, text
     formatted = session.sql("explain formatted " + sql).collect()[0][0]
     assert "DataSkipping: kept" in formatted, formatted
-    summary = sk.explain_summary(session, sql)
-    scans = sk.file_scans(df._jdf.queryExecution().executedPlan())
+    summary = explain_summary(session, sql)
+    scans = file_scans(df._jdf.queryExecution().executedPlan())
     assert len(scans) == 1
-    info = sk.scan_info(scans[0], list_files=True)
+    info = scan_info(scans[0], list_files=True)
     assert info.skipping and summary["kept"] == info.num_files == len(info.kept_files), (summary, info)
     assert info.skipped == summary["total"] - summary["kept"] and info.before == summary["total"], (summary, info)
     assert info.num_files < len(state.files), f"nothing skipped for {sql}: {text}"
@@ -559,7 +566,7 @@ def test_path_based_read(session, tables):
     failures = []
     for name in ("pq_sorted", "orc_random"):
         state = with_sidecar(session, tables[name])
-        gen = sk.PredicateGenerator(rng, state.rows, state.exact)
+        gen = PredicateGenerator(rng, state.rows, state.exact)
         for _ in range(4):
             pred = gen.simple()
             sql = f"select id, hash(*) from {state.spec.fmt}.`{state.location}` where {pred.sql()}"
@@ -571,7 +578,7 @@ def test_path_based_read(session, tables):
                                 f"{len(rows_off)}, Python {len(truth)} rows")
                 continue
             may = [f for f in state.files if pred.may_match(state.reference_stats()[f])]
-            summary = sk.explain_summary(session, sql)
+            summary = explain_summary(session, sql)
             if not scans_on or not scans_on[0].skipping or summary is None:
                 if truth:
                     failures.append(f"NO RULE SCAN [path read]\n  {sql}\n  {[s.text for s in scans_on]}")
@@ -585,18 +592,18 @@ def test_path_based_read(session, tables):
     assert_no_failures(failures, "path-based read")
 
 
-def reader_conf(state: sk.TableState) -> dict[str, str]:
+def reader_conf(state: TableState) -> dict[str, str]:
     """orc scans run without Spark's reader pushdown (it fails on IN lists holding NULL)."""
-    return sk.NO_PUSHDOWN if state.spec.fmt == "orc" else {}
+    return NO_PUSHDOWN if state.spec.fmt == "orc" else {}
 
 
 def run_query_both(spark, sql: str, extra: dict[str, str] | None = None):
     out = {}
     for on in (True, False):
-        with sk.confs(spark, {sk.SKIPPING_CONF: str(on).lower(), **(extra or {})}):
+        with confs(spark, {SKIPPING_CONF: str(on).lower(), **(extra or {})}):
             df = spark.sql(sql)
             rows = df.collect()
-            scans = [sk.scan_info(s, list_files=on) for s in sk.file_scans(df._jdf.queryExecution().executedPlan())]
+            scans = [scan_info(s, list_files=on) for s in file_scans(df._jdf.queryExecution().executedPlan())]
         out[on] = (rows, scans)
     return out
 
@@ -611,28 +618,28 @@ def test_join_derived_filters(session, tables):
     failures = []
     checked = 0
     for _ in range(6):
-        col = sk.BY_KEY[rng.choice(["i", "bi", "dt", "dsm", "s"])]
-        gen = sk.PredicateGenerator(rng, t.rows, t.exact, columns=[col])
-        lit = sk.same_type_lit(col.kind, gen.value(col), rng)
+        col = BY_KEY[rng.choice(["i", "bi", "dt", "dsm", "s"])]
+        gen = PredicateGenerator(rng, t.rows, t.exact, columns=[col])
+        lit = same_type_lit(col.kind, gen.value(col), rng)
         # a constant from a one-row side of a join
         sql = (f"select count(*), sum(cast(hash(t.*) as bigint)) from {t.qualified} t "
                f"join (select {lit.sql} as k) j on t.{col.key} = j.k")
         res = run_query_both(session, sql)
-        pred = sk.Cmp(col, "=", lit)
+        pred = Cmp(col, "=", lit)
         failures += join_check(t, sql, res, {t.spec.name: pred})
         # an inferred filter: t.c = u.c and u.c < x
         op = rng.choice(["<", "<=", ">", ">="])
         sql = (f"select count(*), sum(cast(hash(t.*, u.*) as bigint)) from {t.qualified} t join {u.qualified} u "
                f"on t.{col.key} = u.{col.key} where u.{col.key} {op} {lit.sql}")
         res = run_query_both(session, sql)
-        failures += join_check(t, sql, res, {t.spec.name: sk.Cmp(col, op, lit), u.spec.name: sk.Cmp(col, op, lit)},
+        failures += join_check(t, sql, res, {t.spec.name: Cmp(col, op, lit), u.spec.name: Cmp(col, op, lit)},
                                states={t.spec.name: t, u.spec.name: u})
         checked += 2
     PREDICATES_RUN["join-derived"] += checked
     assert_no_failures(failures, "join-derived filters")
 
 
-def join_check(t: sk.TableState, sql: str, res: dict, preds: dict, states: dict | None = None) -> list[str]:
+def join_check(t: TableState, sql: str, res: dict, preds: dict, states: dict | None = None) -> list[str]:
     states = states or {t.spec.name: t}
     rows_on, scans_on = res[True]
     rows_off, _ = res[False]
@@ -689,10 +696,10 @@ def test_aggregate_query_form(session, tables):
     rng = random.Random(SEED + 10)
     failures = []
     for state in tables.values():
-        gen = sk.PredicateGenerator(rng, state.rows, state.exact, columns=sk.table_columns(state.spec))
+        gen = PredicateGenerator(rng, state.rows, state.exact, columns=table_columns(state.spec))
         preds = gen.predicates(3)
-        with sk.confs(session, reader_conf(state)):
-            union = sk.run_batch(session, state, preds, skipping=False, list_files=False)
+        with confs(session, reader_conf(state)):
+            union = run_batch(session, state, preds, skipping=False, list_files=False)
         for i, p in enumerate(preds):
             sql = (f"select count(*), sum(cast(hash(*) as bigint)), bit_xor(hash(*)) from {state.qualified} "
                    f"where {p.sql()}")
@@ -754,7 +761,7 @@ def test_partition_pruning_first(session, tables):
             part_sql = f"{part_col} = {value}" if part_col == "p" else f"{part_col} = {sql_str(value)}"
             in_part = [f for f in state.files if f"/{part_col}=" in f and
                        _partition_value(f, part_col) == str(value)]
-            gen = sk.PredicateGenerator(rng, state.rows, state.exact)
+            gen = PredicateGenerator(rng, state.rows, state.exact)
             pred = gen.simple()
             sql = f"select id, hash(*) from {state.qualified} where {part_sql} and ({pred.sql()})"
             res = run_query_both(session, sql, reader_conf(state))
@@ -767,7 +774,7 @@ def test_partition_pruning_first(session, tables):
                 continue
             scan = scans_on[0]
             may = [f for f in in_part if pred.may_match(state.reference_stats()[f])]
-            summary = sk.explain_summary(session, sql)
+            summary = explain_summary(session, sql)
             if scan.num_files > len(in_part) or scans_off[0].num_files != len(in_part):
                 failures.append(f"PARTITIONS NOT PRUNED [partition] seed {SEED}\n  {sql}\n  read {scan.num_files}, "
                                 f"partition holds {len(in_part)}")
@@ -796,12 +803,12 @@ def test_bucketed_table(session):
     """A bucketed table: bucket pruning, then skipping; a bucketed join keeps its plan (no new
     shuffle) and its answer."""
     rng = random.Random(SEED + 12)
-    spec = sk.TableSpec("bucketed", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rows=1200, files=6)
-    rows = sk.generate_rows(spec, table_seed(spec.name))
-    with sk.confs(session, sk.write_conf(spec)):
-        sk.dataframe(session, spec, rows, spec.files).write.format("parquet").bucketBy(4, "i").sortBy("i") \
+    spec = TableSpec("bucketed", "parquet", "sorted", ts_type="TIMESTAMP_MICROS", rows=1200, files=6)
+    rows = generate_rows(spec, table_seed(spec.name))
+    with confs(session, write_conf(spec)):
+        dataframe(session, spec, rows, spec.files).write.format("parquet").bucketBy(4, "i").sortBy("i") \
             .saveAsTable(qualified(spec.name))
-    state = sk.read_state(session, spec, qualified(spec.name))
+    state = read_state(session, spec, qualified(spec.name))
     assert len(state.rows) == spec.rows and len(state.files) > spec.files, len(state.files)
     write_sidecar(session, state, expect_scanned=len(state.files))
     failures = []
@@ -815,7 +822,7 @@ def test_bucketed_table(session):
            f"on a.i = b.i where a.i < {bound}")
     shuffles = {}
     for on in (True, False):
-        with sk.confs(session, {sk.SKIPPING_CONF: str(on).lower(), "spark.sql.autoBroadcastJoinThreshold": "-1"}):
+        with confs(session, {SKIPPING_CONF: str(on).lower(), "spark.sql.autoBroadcastJoinThreshold": "-1"}):
             df = session.sql(sql)
             shuffles[on] = (df.collect(), df._jdf.queryExecution().executedPlan().toString().count("Exchange hashpartitioning"))
     if shuffles[True] != shuffles[False]:

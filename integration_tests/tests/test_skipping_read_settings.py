@@ -29,12 +29,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StructField, StructType
 
 from harness import read_settings as rs
-from harness import skipping as sk
+from harness.plans import SKIPPING_CONF
+from harness.predicates import seed_from_env
 from spark_clustering_dev.spark import confs
 from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "it_test_skipping_read_settings"
-SEED = sk.seed_from_env(default=31)
+SEED = seed_from_env(default=31)
 N = 60  # predicates per scenario (one UNION ALL query each, rule on and off)
 
 RAW_FORMS = {"spark.sql.optimizer.excludedRules": ",".join(
@@ -182,7 +183,7 @@ SUMMARY: dict[str, dict] = defaultdict(dict)
 @pytest.fixture(scope="module")
 def session(spark):
     spark.sql(f"create database if not exists {SCHEMA}")
-    with confs(spark, {"spark.sql.adaptive.enabled": "false", sk.SKIPPING_CONF: "true"}):
+    with confs(spark, {"spark.sql.adaptive.enabled": "false", SKIPPING_CONF: "true"}):
         yield spark
     spark.sql(f"drop database if exists {SCHEMA} cascade")
 
@@ -220,7 +221,7 @@ def test_answers_equal_rule_on_and_off(session, file_sets, scenario):
         if scenario.setup:
             scenario.setup(session, d)
         df = scenario.read(session, d)
-        with confs(session, {sk.SKIPPING_CONF: "false"}):
+        with confs(session, {SKIPPING_CONF: "false"}):
             columns = {f.name: f.dataType.simpleString() for f in df.schema.fields}
             try:
                 samples = rs.samples(df)
@@ -277,7 +278,7 @@ def test_summary_read_settings():
 def both(session, query) -> list:
     out = []
     for on in ("true", "false"):
-        with confs(session, {sk.SKIPPING_CONF: on}):
+        with confs(session, {SKIPPING_CONF: on}):
             out.append(query().count())
     return out
 

@@ -28,13 +28,14 @@ from functools import reduce
 import pytest
 from pyspark.sql import functions as F
 
-from harness import skipping as sk
+from harness.plans import FILE_SCAN, SKIPPING_CONF, SKIPPING_SCAN, explain_summary
+from harness.predicates import seed_from_env
 from spark_clustering_dev.paths import local
 from spark_clustering_dev.spark import confs
 from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "it_test_skipping_three_valued"
-SEED = sk.seed_from_env(default=20261124)
+SEED = seed_from_env(default=20261124)
 
 # column -> (Spark type, data values low < mid < high, further literals (not in the data))
 COLUMNS = {
@@ -210,7 +211,7 @@ def predicates(rng: random.Random, with_in_sets: bool, sample: int | None = None
 @pytest.fixture(scope="module")
 def session(spark):
     spark.sql(f"create database if not exists {SCHEMA}")
-    with confs(spark, {"spark.sql.adaptive.enabled": "false", sk.SKIPPING_CONF: "true"}):
+    with confs(spark, {"spark.sql.adaptive.enabled": "false", SKIPPING_CONF: "true"}):
         yield spark
     spark.sql(f"drop database if exists {SCHEMA} cascade")
 
@@ -233,7 +234,7 @@ def truths(spark, table: str, preds: list[Pred]) -> list[set[str]]:
     """Per predicate, the files where Spark evaluates it TRUE for some row (as a projected column:
     Spark's own three-valued answer, rule off)."""
     out = [set() for _ in preds]
-    with confs(spark, {sk.SKIPPING_CONF: "false"}):
+    with confs(spark, {SKIPPING_CONF: "false"}):
         for start in range(0, len(preds), 200):
             chunk = preds[start:start + 200]
             df = spark.table(table).select(F.col("_metadata.file_path").alias("_file"),
@@ -273,11 +274,11 @@ def kept_files(spark, table: str, preds: list[Pred]) -> list[set[str] | None]:
             q = int(BRANCH.search(child.toString()).group(1))
             leaves = child.collectLeaves()
             scans = [leaves.apply(j) for j in range(leaves.size())
-                     if leaves.apply(j).getClass().getName() in (sk.SKIPPING_SCAN, sk.FILE_SCAN)]
+                     if leaves.apply(j).getClass().getName() in (SKIPPING_SCAN, FILE_SCAN)]
             assert len(scans) <= 1, child.toString()
             if not scans:
                 out[q] = set()
-            elif scans[0].getClass().getName() != sk.SKIPPING_SCAN:
+            elif scans[0].getClass().getName() != SKIPPING_SCAN:
                 out[q] = None
             else:
                 s = scans[0]
@@ -325,7 +326,7 @@ def test_alike_files_exact_as_spark(session):
     fmt = "parquet"
     table, files = build(session, fmt)
     session.sql(f"select * from write_file_stats('{table}', true)").collect()
-    summary = sk.explain_summary(session, f"select * from {table} where i > 0")
+    summary = explain_summary(session, f"select * from {table} where i > 0")
     assert summary is not None and summary["sidecar"] == len(FILES), summary
     # every form on every type as written: planned by the rule and exact on the alike files. NOT, AND
     # and OR over the forms are three-valued logic over the same facts: the jar's unit suite checks
@@ -357,7 +358,7 @@ def test_alike_files_sound_from_footers(session, fmt):
     """Footer statistics (looser: a float's maximum, orc timestamps, ... are unknown): never a file
     with a TRUE row skipped."""
     table, files = build(session, fmt)
-    summary = sk.explain_summary(session, f"select * from {table} where i > 0")
+    summary = explain_summary(session, f"select * from {table} where i > 0")
     assert summary is not None and summary["footers"] == len(FILES), summary
     preds = predicates(random.Random(SEED + 2), with_in_sets=True, sample=300)
     with confs(session, RAW_FORMS):

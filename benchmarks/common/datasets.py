@@ -1,12 +1,15 @@
-"""The three source tables of the benchmark report: synthetic telemetry (the example's generator,
-built by dbt), TPC-DS `store_sales` and TPC-H `lineitem` (generated offline by DuckDB's tpcds and tpch
-extensions from their PyPI wheels; bench_data_skipping.py reads lineitem too)."""
+"""The benchmarks' source rows: synthetic telemetry (the example's generator, built by dbt), TPC-DS
+`store_sales` and TPC-H `lineitem` (generated offline by DuckDB's tpcds and tpch extensions from
+their PyPI wheels), as the report's three source tables (build_*) or as a parquet table over the
+generated file (DATASETS, lineitem_source: the data-skipping and format benchmarks)."""
 from __future__ import annotations
 
 import glob
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from common import BENCH
 
 
 @dataclass
@@ -132,3 +135,26 @@ def build_lineitem(spark, schema: str, scale_factor: float, files: int, out_dir:
              "exported to parquet, read by Spark; `l_insert_order` = dbgen's row order"]
     return Dataset("lineitem", f"TPC-H lineitem SF {scale_factor:g}", table, LINEITEM_COLUMNS, numeric,
                    "l_insert_order", files, count_rows(spark, table), notes)
+
+
+# What a dataset needs here: its clustering columns, the column numbering its rows in generation
+# order (point queries pick rows by it), the column the queries sum, and its parquet generator.
+DATASETS = {
+    "lineitem": {"columns": LINEITEM_COLUMNS, "order_column": "l_insert_order",
+                 "measure": "l_extendedprice", "parquet": generate_lineitem_parquet,
+                 "title": "TPC-H lineitem"},
+    "store_sales": {"columns": STORE_SALES_COLUMNS, "order_column": "ss_insert_order",
+                    "measure": "ss_net_paid", "parquet": generate_store_sales_parquet,
+                    "title": "TPC-DS store_sales"},
+}
+
+
+def lineitem_source(spark, schema: str, sf: float, dataset: str = "lineitem") -> tuple[str, int]:
+    """`<schema>.<dataset>_src`: a parquet table over the cached TPC-H lineitem (or another of
+    DATASETS) of scale `sf`; its rows."""
+    spark.sql(f"create database if not exists {schema}")
+    parquet = DATASETS[dataset]["parquet"](sf, BENCH / ("tpch" if dataset == "lineitem" else "tpcds"))
+    source = f"{schema}.{dataset}_src"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"create table {source} using parquet location '{parquet}'")
+    return source, int(spark.sql(f"select count(*) from {source}").first()[0])
