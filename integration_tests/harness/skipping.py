@@ -35,9 +35,9 @@ from spark_clustering_dev.sql import sql_str
 
 SEED_ENV = "SPARK_CLUSTERING_SKIPPING_SEED"
 SKIPPING_CONF = "spark.sparkclustering.skipping.enabled"
-SKIPPING_SCAN = "org.apache.spark.sql.sparkclustering.DataSkippingScanExec"
+SKIPPING_SCAN = "org.apache.spark.sql.sparkclustering.skipping.DataSkippingScanExec"
 FILE_SCAN = "org.apache.spark.sql.execution.FileSourceScanExec"
-SKIPPING_INDEX = "org.apache.spark.sql.sparkclustering.DataSkippingFileIndex"
+SKIPPING_INDEX = "org.apache.spark.sql.sparkclustering.skipping.DataSkippingFileIndex"
 
 DEC = decimal.Context(prec=80)
 EPOCH_DATE = dt.date(1970, 1, 1)
