@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from spark_clustering_dev.spark import confs
 
 SKIPPING_CONF = "spark.sparkclustering.skipping.enabled"
-SKIPPING_SCAN = "org.apache.spark.sql.sparkclustering.DataSkippingScanExec"
+SKIPPING_SCAN = "org.apache.spark.sql.sparkclustering.skipping.DataSkippingScanExec"
 FILE_SCAN = "org.apache.spark.sql.execution.FileSourceScanExec"
-SKIPPING_INDEX = "org.apache.spark.sql.sparkclustering.DataSkippingFileIndex"
+SKIPPING_INDEX = "org.apache.spark.sql.sparkclustering.skipping.DataSkippingFileIndex"
 
 # ----------------------------------------------------------------------------------------------
 # the plan's text

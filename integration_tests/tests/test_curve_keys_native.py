@@ -364,7 +364,7 @@ def test_runtime_errors_in_every_mode(spark, expr):
 
 def test_describe_function(spark):
     text = "\n".join(r[0] for r in spark.sql("DESCRIBE FUNCTION EXTENDED hilbert_key").collect())
-    assert "org.apache.spark.sql.sparkclustering.HilbertKey" in text and "hilbert_key(bits, id_1" in text
+    assert "org.apache.spark.sql.sparkclustering.curves.HilbertKey" in text and "hilbert_key(bits, id_1" in text
 
 
 def test_all_combinations_of_two_ids_at_one_bit(spark):

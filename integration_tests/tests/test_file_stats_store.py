@@ -101,7 +101,7 @@ def build(spark, table, fmt):
 
 
 def store(spark):
-    return spark._jvm.org.apache.spark.sql.sparkclustering.FileStatsStore
+    return spark._jvm.org.apache.spark.sql.sparkclustering.stats.FileStatsStore
 
 
 def describe(spark, table):

@@ -165,7 +165,7 @@ def test_a_flush_of_the_observed_workload_costs_a_head_a_get_and_a_put(spark, s3
     spark.sql(f"drop table if exists {table}")
     spark.sql(f"""create table {table} using parquet tblproperties ('spark_clustering.cluster_by' = 'a,b')
         as select id as a, id % 7 as b from range(100)""")
-    workload = spark._jvm.org.apache.spark.sql.sparkclustering.ObservedWorkload
+    workload = spark._jvm.org.apache.spark.sql.sparkclustering.workload.ObservedWorkload
 
     def flushed(query) -> list[tuple[str, int]]:
         """(request, status) of the flushes of the box `query` records, in order."""

@@ -11,7 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
  * `--conf` / `spark-defaults.conf` for every session. A value that does not parse falls back to
  * the default.
  */
-object SparkClusteringConf {
+private[sparkclustering] object SparkClusteringConf {
 
   final case class Setting[T](key: String, default: T, doc: String)(parse: String => T) {
     def get(spark: SparkSession): T = from(spark.conf.get(key, null))
@@ -70,7 +70,7 @@ object SparkClusteringConf {
   // ---- the one fault-injection hook (tests; docs/concurrency.md "Test hooks")
 
   val TestPauseAt: Setting[String] = string("spark.sparkclustering.test.pauseAt", "",
-    "Tests only (ReclusterFiles.pausePoint): `<step>` sleeps at that step of a commit, swap or recovery, " +
+    "Tests only (TestPausePoints.at): `<step>` sleeps at that step of a commit, swap or recovery, " +
       "to be killed there; `<step>:fail` fails there; `<step>:wait` waits there until test.release names " +
       "it. Empty: inert.")
   val TestReached: Setting[String] = string("spark.sparkclustering.test.reached", "",

@@ -3,6 +3,26 @@ package org.apache.spark.sql.sparkclustering
 import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.sparkclustering.commit.DropSidecarTable
+import org.apache.spark.sql.sparkclustering.commit.ReclusterStagePending
+import org.apache.spark.sql.sparkclustering.commit.ReplacedFile
+import org.apache.spark.sql.sparkclustering.commit.RewriteRequest
+import org.apache.spark.sql.sparkclustering.commit.SwapStagingTable
+import org.apache.spark.sql.sparkclustering.commit.TableCommittedRows
+import org.apache.spark.sql.sparkclustering.commit.TableDataFiles
+import org.apache.spark.sql.sparkclustering.commit.TableLeaseAcquire
+import org.apache.spark.sql.sparkclustering.commit.TableLeaseCheck
+import org.apache.spark.sql.sparkclustering.commit.TableLeaseRelease
+import org.apache.spark.sql.sparkclustering.commit.TableRewriteCommit
+import org.apache.spark.sql.sparkclustering.commit.TableRewriteRecover
+import org.apache.spark.sql.sparkclustering.curves.CurveKeys
+import org.apache.spark.sql.sparkclustering.curves.HilbertKey
+import org.apache.spark.sql.sparkclustering.curves.RangeId
+import org.apache.spark.sql.sparkclustering.curves.ZOrderKey
+import org.apache.spark.sql.sparkclustering.layout.KdTreeFitRows
+import org.apache.spark.sql.sparkclustering.skipping.DataSkippingStrategy
+import org.apache.spark.sql.sparkclustering.stats.WriteFileStats
+import org.apache.spark.sql.sparkclustering.workload.ObservedWorkloadRows
 
 /**
  * Registers range_id, zorder_key and hilbert_key as native Catalyst functions, the file operations
@@ -13,7 +33,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 object SparkClusteringInjections {
   def inject(extensions: SparkSessionExtensions): Unit = {
     SparkClusteringFunctions.all.foreach(extensions.injectFunction)
-    ReclusterTableFunctions.all.foreach(extensions.injectTableFunction)
+    SparkClusteringTableFunctions.all.foreach(extensions.injectTableFunction)
     // planning-time data skipping (DataSkipping.scala); off with spark.sparkclustering.skipping.enabled=false
     extensions.injectPlannerStrategy(DataSkippingStrategy)
   }
@@ -25,176 +45,146 @@ object SparkClusteringInjections {
  * they run on the driver of whatever Spark executes the SQL (embedded session, Thrift server,
  * cluster) and nothing runs before the query is executed (EXPLAIN does not commit).
  */
-object ReclusterTableFunctions {
+private[sparkclustering] object SparkClusteringTableFunctions {
   import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
   import org.apache.spark.sql.catalyst.util.ArrayData
 
   type TableFunctionBuilder = Seq[Expression] => LogicalPlan
 
-  private def constant(function: String, e: Expression, what: String): Any = {
-    if (!e.foldable) {
-      throw SparkClusteringErrors.invalidArgument(function, s"$what must be a constant, got ${e.sql}")
+  /** The arguments of one call of `function`, each a constant, read by position; errors name the
+   *  function and the argument. */
+  private final class Arguments(function: String, args: Seq[Expression]) {
+    def size: Int = args.length
+
+    def fail(message: String): Nothing = throw SparkClusteringErrors.invalidArgument(function, message)
+
+    private def constant(i: Int, what: String): Any = {
+      if (!args(i).foldable) fail(s"$what must be a constant, got ${args(i).sql}")
+      args(i).eval()
     }
-    e.eval()
-  }
 
-  private def string(function: String, e: Expression, what: String): String =
-    Option(constant(function, e, what)).map(_.toString).getOrElse(
-      throw SparkClusteringErrors.invalidArgument(function, s"$what must not be NULL"))
+    def string(i: Int, what: String): String =
+      Option(constant(i, what)).map(_.toString).getOrElse(fail(s"$what must not be NULL"))
 
-  private def strings(function: String, e: Expression, what: String): Seq[String] =
-    constant(function, e, what) match {
-      case a: ArrayData => (0 until a.numElements()).map(i => a.getUTF8String(i).toString)
+    def strings(i: Int, what: String): Seq[String] = constant(i, what) match {
+      case a: ArrayData => (0 until a.numElements()).map(k => a.getUTF8String(k).toString)
       case null => Seq.empty
-      case other => throw SparkClusteringErrors.invalidArgument(function, s"$what must be an array of strings")
+      case _ => fail(s"$what must be an array of strings")
     }
 
-  /** A whole number given as a number or a string. */
-  private def long(function: String, e: Expression, what: String): Long =
-    optionalLong(function, e, what).getOrElse(throw SparkClusteringErrors.invalidArgument(function, s"$what must not be empty"))
+    /** A whole number given as a number or a string. */
+    def long(i: Int, what: String): Long = optionalLong(i, what).getOrElse(fail(s"$what must not be empty"))
 
-  /** A whole number, or None for '' (an argument the table's kind does without). */
-  private def optionalLong(function: String, e: Expression, what: String): Option[Long] = {
-    val text = string(function, e, what).trim
-    if (text.isEmpty) None
-    else Some(scala.util.Try(text.toLong).getOrElse(
-      throw SparkClusteringErrors.invalidArgument(function, s"$what must be a whole number, got '$text'")))
+    /** A whole number, or None for '' (an argument the table's kind does without). */
+    def optionalLong(i: Int, what: String): Option[Long] = {
+      val text = string(i, what).trim
+      if (text.isEmpty) None
+      else Some(scala.util.Try(text.toLong).getOrElse(fail(s"$what must be a whole number, got '$text'")))
+    }
   }
 
-  private def arity(function: String, args: Seq[Expression], expected: Int, shape: String): Unit =
-    if (args.length != expected) throw SparkClusteringErrors.wrongNumArgs(function, s"$expected ($shape)", args.length)
+  /** A table function taking `arity` arguments; `call` shows a call in the error of a wrong count. */
+  private def function(name: String, arity: Int, call: String, usage: String)(
+      build: Arguments => LogicalPlan): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
+    withArguments(name, usage) { a =>
+      if (a.size != arity) throw SparkClusteringErrors.wrongNumArgs(name, s"$arity ($call)", a.size)
+      build(a)
+    }
 
-  private def info(name: String, usage: String): ExpressionInfo =
-    new ExpressionInfo(classOf[TableRewriteCommit].getName, null, name, usage, "", "", "", "table_funcs", "",
-      "", "scala_udf")
+  private def withArguments(name: String, usage: String)(
+      build: Arguments => LogicalPlan): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
+    (FunctionIdentifier(name),
+      new ExpressionInfo(classOf[TableRewriteCommit].getName, null, name, s"$name$usage", "", "", "", "table_funcs", "",
+        "", "scala_udf"),
+      args => build(new Arguments(name, args)))
 
   val all: Seq[(FunctionIdentifier, ExpressionInfo, TableFunctionBuilder)] = Seq(
-    (FunctionIdentifier("table_data_files"),
-      info("table_data_files", "table_data_files(table) - the data files of a table of any kind (plain " +
-        "parquet/orc, Delta, Iceberg): path, size, modification time, version, log statistics, row deletes, " +
-        "whether its last build wrote it"),
-      args => {
-        arity("table_data_files", args, 1, "table_data_files('db.table')")
-        TableDataFiles(string("table_data_files", args(0), "table"))
-      }),
-    (FunctionIdentifier("table_committed_rows"),
-      info("table_committed_rows", "table_committed_rows(table, version) - the rows a Delta/Iceberg table holds " +
-        "at a version that replaced all of its data, from the format's own counts (null if unknown, or plain)"),
-      args => {
-        val f = "table_committed_rows"
-        arity(f, args, 2, "table_committed_rows('db.table', version)")
-        TableCommittedRows(string(f, args(0), "table"), long(f, args(1), "version"))
-      }),
-    (FunctionIdentifier("table_rewrite_commit"),
-      info("table_rewrite_commit", "table_rewrite_commit(table, lease_token, staging_table, staging_dir, " +
-        "file_prefix, read_version, validated_rows, validated_bytes, cluster_by, replaced_files) - commit " +
-        "validated staged files in place of the replaced ones (a journal for plain tables, the format's " +
-        "rewrite transaction for Delta/Iceberg), then drop the staging table"),
-      args => {
-        val f = "table_rewrite_commit"
-        arity(f, args, 10, "table_rewrite_commit(table, lease_token, staging_table, staging_dir, file_prefix, " +
-          "read_version, validated_rows, validated_bytes, 'a,b', array('<size>:<mtime>:<path>', ...))")
-        TableRewriteCommit(RewriteRequest(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "staging_table"), string(f, args(3), "staging_dir"), string(f, args(4), "file_prefix"),
-          optionalLong(f, args(5), "read_version"), optionalLong(f, args(6), "validated_rows"),
-          optionalLong(f, args(7), "validated_bytes"),
-          string(f, args(8), "cluster_by").split(",").toSeq.map(_.trim).filter(_.nonEmpty),
-          strings(f, args(9), "replaced_files").map(ReplacedFile.parse)))
-      }),
-    (FunctionIdentifier("table_rewrite_recover"),
-      info("table_rewrite_recover", "table_rewrite_recover(table, lease_token, staging_table) - finish or roll " +
-        "back what interrupted rewrites of a table left, and drop the leftover staging table"),
-      args => {
-        val f = "table_rewrite_recover"
-        arity(f, args, 3, "table_rewrite_recover('db.table', lease_token, 'db.table__sc_recluster')")
-        TableRewriteRecover(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "staging_table"))
-      }),
-    (FunctionIdentifier("recluster_stage_pending"),
-      info("recluster_stage_pending", "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, " +
-        "select_sql, columns, partition_columns, format) - write a recluster's files on S3A as pending uploads " +
-        "to their final names, with the checksum of the rows written"),
-      args => {
-        val f = "recluster_stage_pending"
-        arity(f, args, 8, "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, select_sql, " +
-          "array(column, ...), array(partition column, ...), 'parquet' | 'orc')")
-        ReclusterStagePending(string(f, args(0), "table"), string(f, args(1), "lease_token"),
-          string(f, args(2), "staging_dir"), string(f, args(3), "file_prefix"), string(f, args(4), "select_sql"),
-          strings(f, args(5), "columns"), strings(f, args(6), "partition_columns"), string(f, args(7), "format"))
-      }),
-    (FunctionIdentifier("table_lease_acquire"),
-      info("table_lease_acquire", "table_lease_acquire(table, owner, wait_seconds, scope) - take the table's " +
-        "writer lease (scope 'name' or 'table'), waiting up to wait_seconds for its holder"),
-      args => {
-        val f = "table_lease_acquire"
-        arity(f, args, 4, "table_lease_acquire('db.table', owner, wait_seconds, 'name' | 'table')")
-        TableLeaseAcquire(string(f, args(0), "table"), string(f, args(1), "owner"),
-          string(f, args(2), "wait_seconds").toDouble, string(f, args(3), "scope"))
-      }),
-    (FunctionIdentifier("table_lease_check"),
-      info("table_lease_check", "table_lease_check(lease_token, what) - fail unless the lease is still held"),
-      args => {
-        arity("table_lease_check", args, 2, "table_lease_check(lease_token, what)")
-        TableLeaseCheck(string("table_lease_check", args(0), "lease_token"), string("table_lease_check", args(1), "what"))
-      }),
-    (FunctionIdentifier("table_lease_release"),
-      info("table_lease_release", "table_lease_release(token_or_owner_prefix, by_owner) - give a lease up"),
-      args => {
-        val f = "table_lease_release"
-        arity(f, args, 2, "table_lease_release(lease_token, false) or table_lease_release(owner_prefix, true)")
-        TableLeaseRelease(string(f, args(0), "token_or_owner_prefix"), string(f, args(1), "by_owner").toBoolean)
-      }),
-    (FunctionIdentifier("drop_sidecar_table"),
-      info("drop_sidecar_table", "drop_sidecar_table(table) - drop a __sc_backup/__sc_staging/__sc_recluster " +
-        "table with its files"),
-      args => {
-        arity("drop_sidecar_table", args, 1, "drop_sidecar_table('db.t__sc_backup')")
-        DropSidecarTable(string("drop_sidecar_table", args(0), "table"))
-      }),
-    (FunctionIdentifier("swap_staging_table"),
-      info("swap_staging_table", "swap_staging_table(table, lease_token, what) - replace table by its validated " +
-        "__sc_staging table (backup rename, promote, backup drop) under the lease, then release it"),
-      args => {
-        val f = "swap_staging_table"
-        arity(f, args, 3, "swap_staging_table('db.t', lease_token, what)")
-        SwapStagingTable(string(f, args(0), "table"), string(f, args(1), "lease_token"), string(f, args(2), "what"))
-      }),
-    (FunctionIdentifier("observed_workload"),
-      info("observed_workload", "observed_workload(table) - the boxes {column: [lo, hi]} the scans of a " +
-        "clustered table filtered on (box JSON, queries, last_seen), recorded at planning time"),
-      args => {
-        arity("observed_workload", args, 1, "observed_workload('db.table')")
-        ObservedWorkloadRows(string("observed_workload", args(0), "table"))
-      }),
-    (FunctionIdentifier("kdtree_fit"),
-      info("kdtree_fit", "kdtree_fit(rows_sql, boxes_sql, files, splits) - the k-d tree layouts of cluster_method " +
-        "auto fit on the driver in one pass: one row per node (tree, node, column, literal)"),
-      args => {
-        val f = "kdtree_fit"
-        arity(f, args, 4, "kdtree_fit(rows_sql, boxes_sql, files, array('widest', 'workload'))")
-        val files = string(f, args(2), "files")
-        KdTreeFitRows(string(f, args(0), "rows_sql"), string(f, args(1), "boxes_sql"),
-          scala.util.Try(files.toInt).getOrElse(throw SparkClusteringErrors.invalidArgument(f, s"files must be a whole number, got $files")),
-          strings(f, args(3), "splits"))
-      }),
-    (FunctionIdentifier("write_file_stats"),
-      info("write_file_stats", "write_file_stats(table[, rebuild]) - write the table's file-statistics " +
-        "sidecar (exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file"),
-      args => {
-        val f = "write_file_stats"
-        if (args.isEmpty || args.length > 2) {
-          throw SparkClusteringErrors.wrongNumArgs(f, "1 or 2 (write_file_stats('db.table', false))", args.length)
-        }
-        val rebuild = if (args.length < 2) "false" else string(f, args(1), "rebuild").toLowerCase
-        if (rebuild != "true" && rebuild != "false") {
-          throw SparkClusteringErrors.invalidArgument(f, s"rebuild must be true or false, got '$rebuild'")
-        }
-        WriteFileStats(string(f, args(0), "table"), rebuild.toBoolean)
-      })
+    function("table_data_files", 1, "table_data_files('db.table')",
+      "(table) - the data files of a table of any kind (plain parquet/orc, Delta, Iceberg): path, size, " +
+        "modification time, version, log statistics, row deletes, whether its last build wrote it") { a =>
+      TableDataFiles(a.string(0, "table"))
+    },
+    function("table_committed_rows", 2, "table_committed_rows('db.table', version)",
+      "(table, version) - the rows a Delta/Iceberg table holds at a version that replaced all of its data, " +
+        "from the format's own counts (null if unknown, or plain)") { a =>
+      TableCommittedRows(a.string(0, "table"), a.long(1, "version"))
+    },
+    function("table_rewrite_commit", 10, "table_rewrite_commit(table, lease_token, staging_table, staging_dir, " +
+        "file_prefix, read_version, validated_rows, validated_bytes, 'a,b', array('<size>:<mtime>:<path>', ...))",
+      "(table, lease_token, staging_table, staging_dir, file_prefix, read_version, validated_rows, " +
+        "validated_bytes, cluster_by, replaced_files) - commit validated staged files in place of the replaced " +
+        "ones (a journal for plain tables, the format's rewrite transaction for Delta/Iceberg), then drop the " +
+        "staging table") { a =>
+      TableRewriteCommit(RewriteRequest(a.string(0, "table"), a.string(1, "lease_token"), a.string(2, "staging_table"),
+        a.string(3, "staging_dir"), a.string(4, "file_prefix"), a.optionalLong(5, "read_version"),
+        a.optionalLong(6, "validated_rows"), a.optionalLong(7, "validated_bytes"),
+        a.string(8, "cluster_by").split(",").toSeq.map(_.trim).filter(_.nonEmpty),
+        a.strings(9, "replaced_files").map(ReplacedFile.parse)))
+    },
+    function("table_rewrite_recover", 3, "table_rewrite_recover('db.table', lease_token, 'db.table__sc_recluster')",
+      "(table, lease_token, staging_table) - finish or roll back what interrupted rewrites of a table left, " +
+        "and drop the leftover staging table") { a =>
+      TableRewriteRecover(a.string(0, "table"), a.string(1, "lease_token"), a.string(2, "staging_table"))
+    },
+    function("recluster_stage_pending", 8, "recluster_stage_pending(table, lease_token, staging_dir, file_prefix, " +
+        "select_sql, array(column, ...), array(partition column, ...), 'parquet' | 'orc')",
+      "(table, lease_token, staging_dir, file_prefix, select_sql, columns, partition_columns, format) - write " +
+        "a recluster's files on S3A as pending uploads to their final names, with the checksum of the rows " +
+        "written") { a =>
+      ReclusterStagePending(a.string(0, "table"), a.string(1, "lease_token"), a.string(2, "staging_dir"),
+        a.string(3, "file_prefix"), a.string(4, "select_sql"), a.strings(5, "columns"),
+        a.strings(6, "partition_columns"), a.string(7, "format"))
+    },
+    function("table_lease_acquire", 4, "table_lease_acquire('db.table', owner, wait_seconds, 'name' | 'table')",
+      "(table, owner, wait_seconds, scope) - take the table's writer lease (scope 'name' or 'table'), waiting " +
+        "up to wait_seconds for its holder") { a =>
+      TableLeaseAcquire(a.string(0, "table"), a.string(1, "owner"), a.string(2, "wait_seconds").toDouble,
+        a.string(3, "scope"))
+    },
+    function("table_lease_check", 2, "table_lease_check(lease_token, what)",
+      "(lease_token, what) - fail unless the lease is still held") { a =>
+      TableLeaseCheck(a.string(0, "lease_token"), a.string(1, "what"))
+    },
+    function("table_lease_release", 2,
+      "table_lease_release(lease_token, false) or table_lease_release(owner_prefix, true)",
+      "(token_or_owner_prefix, by_owner) - give a lease up") { a =>
+      TableLeaseRelease(a.string(0, "token_or_owner_prefix"), a.string(1, "by_owner").toBoolean)
+    },
+    function("drop_sidecar_table", 1, "drop_sidecar_table('db.t__sc_backup')",
+      "(table) - drop a __sc_backup/__sc_staging/__sc_recluster table with its files") { a =>
+      DropSidecarTable(a.string(0, "table"))
+    },
+    function("swap_staging_table", 3, "swap_staging_table('db.t', lease_token, what)",
+      "(table, lease_token, what) - replace table by its validated __sc_staging table (backup rename, " +
+        "promote, backup drop) under the lease, then release it") { a =>
+      SwapStagingTable(a.string(0, "table"), a.string(1, "lease_token"), a.string(2, "what"))
+    },
+    function("observed_workload", 1, "observed_workload('db.table')",
+      "(table) - the boxes {column: [lo, hi]} the scans of a clustered table filtered on (box JSON, " +
+        "queries, last_seen), recorded at planning time") { a =>
+      ObservedWorkloadRows(a.string(0, "table"))
+    },
+    function("kdtree_fit", 4, "kdtree_fit(rows_sql, boxes_sql, files, array('widest', 'workload'))",
+      "(rows_sql, boxes_sql, files, splits) - the k-d tree layouts of cluster_method auto fit on the driver " +
+        "in one pass: one row per node (tree, node, column, literal)") { a =>
+      val files = a.string(2, "files")
+      KdTreeFitRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"),
+        scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
+        a.strings(3, "splits"))
+    },
+    withArguments("write_file_stats", "(table[, rebuild]) - write the table's file-statistics sidecar (exact " +
+        "per-file min/max/null counts for data skipping); rebuild = true recomputes every file") { a =>
+      if (a.size < 1 || a.size > 2) {
+        throw SparkClusteringErrors.wrongNumArgs("write_file_stats", "1 or 2 (write_file_stats('db.table', false))", a.size)
+      }
+      val rebuild = if (a.size < 2) "false" else a.string(1, "rebuild").toLowerCase
+      if (rebuild != "true" && rebuild != "false") a.fail(s"rebuild must be true or false, got '$rebuild'")
+      WriteFileStats(a.string(0, "table"), rebuild.toBoolean)
+    }
   )
 }
 
-object SparkClusteringFunctions {
+private[sparkclustering] object SparkClusteringFunctions {
 
   type FunctionBuilder = Seq[Expression] => Expression
 

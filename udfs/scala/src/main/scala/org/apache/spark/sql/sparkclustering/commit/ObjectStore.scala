@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.hadoop.fs.FileSystem
 

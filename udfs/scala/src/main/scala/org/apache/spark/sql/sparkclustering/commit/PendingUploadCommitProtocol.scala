@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import scala.collection.mutable
 
@@ -25,8 +26,8 @@ class PendingUploadCommitProtocol(jobId: String, path: String, dynamicPartitionO
 
   private val staging = new Path(path)
   private val root = staging.getParent
-  private val runId = staging.getName.stripPrefix(ReclusterFiles.StagingPrefix)
-  require(staging.getName.startsWith(ReclusterFiles.StagingPrefix) && !dynamicPartitionOverwrite,
+  private val runId = staging.getName.stripPrefix(CommitJournal.StagingPrefix)
+  require(staging.getName.startsWith(CommitJournal.StagingPrefix) && !dynamicPartitionOverwrite,
     s"spark_clustering: PendingUploadCommitProtocol writes a recluster's staging only, not $path")
 
   /** The files of this task attempt (an executor-side instance per task). */

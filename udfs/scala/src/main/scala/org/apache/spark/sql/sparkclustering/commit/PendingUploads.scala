@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import java.net.URI
 import java.nio.charset.StandardCharsets
@@ -21,7 +22,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
  *     commit); the journal beside it (`_sc_manifest`) lists them as `complete` steps.
  * Both names start with `_`, so Spark's listing of the table skips them.
  */
-private[sparkclustering] object PendingUploads {
+private[commit] object PendingUploads {
 
   /** S3A writes a file below a directory of this prefix as a pending upload (CommitConstants). */
   val MagicPrefix = "__magic_job-"
@@ -70,7 +71,7 @@ private[sparkclustering] object PendingUploads {
    *  write, or a pending write that did not finish). */
   def readList(conf: Configuration, staging: Path): Option[Seq[Upload]] = {
     val path = new Path(staging, ListName)
-    ReclusterFiles.readLines(conf, path).map(_.map(_.split("\t", -1).toSeq match {
+    CommitJournal.readLines(conf, path).map(_.map(_.split("\t", -1).toSeq match {
       case Seq(pending, destination, size) =>
         Upload(new Path(new URI(pending)), new Path(new URI(destination)), size.toLong)
       case other => throw new IllegalStateException(s"spark_clustering: unreadable line in $path: ${other.mkString("\t")}")

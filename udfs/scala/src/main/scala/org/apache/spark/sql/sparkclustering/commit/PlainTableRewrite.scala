@@ -1,11 +1,14 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.hadoop.fs.Path
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.sparkclustering.tables.DataFiles
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
 /**
- * TableRewrite of a plain parquet/orc table (see ReclusterFiles for the journal): the files Spark
+ * TableRewrite of a plain parquet/orc table (see CommitJournal for the journal): the files Spark
  * lists for it, and a commit that proves what it commits: the caller holds the table's lease
  * (checked before the commit point), the staged files are exactly the bytes that were validated,
  * and every replaced file is still there with the size and modification time the recluster read
@@ -15,12 +18,12 @@ import org.apache.spark.sql.SparkSession
  * `sc-l<level>-<run>-<n>`; on S3A the files are pending uploads to those names instead
  * (recluster_stage_pending), completed by the journal.
  */
-object PlainTableRewrite extends TableRewrite {
+private[commit] object PlainTableRewrite extends TableRewrite {
 
-  import ReclusterFiles._
+  import CommitJournal._
 
   override def dataFiles(spark: SparkSession, tableName: String): TableFiles =
-    TableFiles(None, ReclusterFiles.dataFiles(spark, table(spark, tableName))
+    TableFiles(None, DataFiles.of(spark, CatalogTables.table(spark, tableName))
       .map(f => TableDataFile(f.filePath, f.size, f.modificationTime)))
 
   /** A plain table has no versions, nor counts of its own. */
@@ -42,8 +45,8 @@ object PlainTableRewrite extends TableRewrite {
         s"file prefix '$filePrefix' must match [A-Za-z0-9_-]+")
     }
     val validatedBytes = request.required(request.validatedBytes, "validated_bytes", TableKind.Plain)
-    val t = table(spark, tableName)
-    val conf = hadoopConf(spark)
+    val t = CatalogTables.table(spark, tableName)
+    val conf = Sessions.hadoopConf(spark)
     val staging = new Path(stagingDir)
     val fs = staging.getFileSystem(conf)
     if (!staging.getName.startsWith(StagingPrefix) || !staging.getName.matches("[A-Za-z0-9_]+")) {
@@ -65,7 +68,7 @@ object PlainTableRewrite extends TableRewrite {
     }
 
     TableLease.check(leaseToken, s"recluster of $tableName")
-    val root = fs.makeQualified(location(t))
+    val root = fs.makeQualified(CatalogTables.location(t))
     if (fs.makeQualified(staging.getParent) != root) {
       return abort(s"the table's location changed to $root since the recluster staged its files; nothing was changed")
     }
@@ -75,14 +78,14 @@ object PlainTableRewrite extends TableRewrite {
       return RewriteOutcome.aborted("the staged files are gone (removed by another process); nothing was changed")
     }
     val staged = if (uploads.isDefined) Seq.empty
-      else visibleFiles(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
+      else DataFiles.visible(conf, staging).map { case (status, rel) => (status.getPath, rel, status.getLen) }
     val stagedBytes = uploads.map(_.map(_.size).sum).getOrElse(staged.map(_._3).sum)
     val stagedFiles = uploads.map(_.size).getOrElse(staged.size)
     if (stagedBytes != validatedBytes) {
       return abort(s"the staged files ($stagedFiles files, $stagedBytes bytes) are not the ones validated " +
         s"($validatedBytes bytes); nothing was changed")
     }
-    val current = ReclusterFiles.dataFiles(spark, t).map(f => f.filePath -> f).toMap
+    val current = DataFiles.of(spark, t).map(f => f.filePath -> f).toMap
     val changed = expected.filterNot(r => current.get(r.path).exists(f => f.size == r.size && f.modificationTime == r.modificationTime))
     if (changed.nonEmpty) {
       return abort(s"${changed.size} file(s) it rewrote changed or vanished since the recluster read them " +
@@ -90,7 +93,7 @@ object PlainTableRewrite extends TableRewrite {
     }
 
     // Staged files keep their partition directory; they land in the partition's own location.
-    val partitions = partitionLocations(spark, t)
+    val partitions = CatalogTables.partitionLocations(spark, t)
     val completes = uploads.getOrElse(Nil).map { u =>
       val rel = u.destination.getParent.toString.stripPrefix(root.toString).stripPrefix("/")
       if (!partitions.get(rel).exists(d => fs.makeQualified(d) == fs.makeQualified(u.destination.getParent))) {
@@ -107,11 +110,11 @@ object PlainTableRewrite extends TableRewrite {
     }
     val deletes = expected.map(r => Delete(current(r.path).path))
 
-    pausePoint(spark, "before_manifest")
+    TestPausePoints.at(spark, "before_manifest")
     TableLease.check(leaseToken, s"recluster of $tableName")
     val steps = moves ++ completes ++ deletes
     writeManifest(conf, staging, steps)
-    pausePoint(spark, "after_manifest")
+    TestPausePoints.at(spark, "after_manifest")
     // A writer that stalled here past its lease (not renewed while it stood still) may have been
     // taken over: the new holder's recovery rolls this journal forward, and its own next rewrite
     // may follow. Applying the journal beside it raced it (a staged file renamed from under us).
@@ -125,16 +128,16 @@ object PlainTableRewrite extends TableRewrite {
       case _: RolledForward =>
         fs.delete(staging, true)
         if (completes.nonEmpty) PendingUploads.cleanUp(conf, root, runId)
-        refreshTable(spark, t)
+        CatalogTables.refresh(spark, t)
         RewriteOutcome("committed", (moves.size + completes.size).toLong, deletes.size.toLong, stagedBytes,
           expected.map(_.size).sum)
       case RolledBack(why) =>
         if (completes.nonEmpty) PendingUploads.rollBack(conf, root, runId)
         fs.delete(staging, true)
-        refreshTable(spark, t)
+        CatalogTables.refresh(spark, t)
         RewriteOutcome(s"rolled back: $why; nothing was changed", 0L, 0L, 0L, 0L)
       case d: Damaged =>
-        refreshTable(spark, t)
+        CatalogTables.refresh(spark, t)
         throw SparkClusteringErrors.invalidArgument("table_rewrite_commit", d.describe)
     }
   }
@@ -143,16 +146,16 @@ object PlainTableRewrite extends TableRewrite {
    *  including the directory of a leftover staging table (e.g. under the table's previous
    *  location), then drop that staging table with its files. */
   override def recover(spark: SparkSession, tableName: String, stagingTable: String): Seq[(String, String)] = {
-    val t = table(spark, tableName)
-    val conf = hadoopConf(spark)
-    val root = location(t)
+    val t = CatalogTables.table(spark, tableName)
+    val conf = Sessions.hadoopConf(spark)
+    val root = CatalogTables.location(t)
     val fs = root.getFileSystem(conf)
     val found = if (!fs.exists(root)) Seq.empty else fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath)
     // the leftover staging table of an interrupted run points at its staging directory, which may
     // lie under a previous location of the table
-    val catalog = classic(spark).sessionState.catalog
+    val catalog = Sessions.classic(spark).sessionState.catalog
     val extra = TableRewrite.stagingTableIdent(spark, stagingTable)
-      .filter(catalog.tableExists).map(ident => location(catalog.getTableMetadata(ident)))
+      .filter(catalog.tableExists).map(ident => CatalogTables.location(catalog.getTableMetadata(ident)))
       .filter(p => p.getName.startsWith(StagingPrefix) && p.getFileSystem(conf).exists(p))
     val staging = (found.filter(_.getName.startsWith(StagingPrefix)) ++ extra)
       .map(p => p.getFileSystem(conf).makeQualified(p)).distinct.sortBy(_.getName)
@@ -190,7 +193,7 @@ object PlainTableRewrite extends TableRewrite {
     }
     val strays = PendingUploads.abortStray(conf, fs.makeQualified(root))
     val aborted = if (strays == 0) Nil else Seq(("", s"aborted $strays upload(s) in progress of killed runs"))
-    if (rows.nonEmpty || orphans.nonEmpty) refreshTable(spark, t)
+    if (rows.nonEmpty || orphans.nonEmpty) CatalogTables.refresh(spark, t)
     // its directory was recovered above (or is gone): what is left of it goes with it
     if (stagingTable.nonEmpty) DropSidecarTable.drop(spark, stagingTable)
     rows ++ orphans ++ aborted ++ damaged

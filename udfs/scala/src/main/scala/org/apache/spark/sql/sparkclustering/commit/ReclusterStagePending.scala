@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.hadoop.fs.Path
 
@@ -8,6 +9,7 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.functions.{bit_xor, coalesce, col, count, hash, lit, sum, xxhash64}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
 /**
  * `select * from recluster_stage_pending('db.t', lease_token, staging_dir, file_prefix, select_sql,
@@ -21,7 +23,7 @@ import org.apache.spark.sql.types.{LongType, StringType}
  * job (Spark's observed metrics count each successful task once), and the commit checks the bytes
  * the uploads hold.
  */
-case class ReclusterStagePending(tableName: String, leaseToken: String, stagingDir: String, filePrefix: String,
+private[sparkclustering] case class ReclusterStagePending(tableName: String, leaseToken: String, stagingDir: String, filePrefix: String,
     selectSql: String, columns: Seq[String], partitionColumns: Seq[String], format: String)
     extends LeafRunnableCommand {
 
@@ -33,14 +35,14 @@ case class ReclusterStagePending(tableName: String, leaseToken: String, stagingD
     AttributeReference("file_bytes", LongType, nullable = false)(),
     AttributeReference("files", LongType, nullable = false)())
 
-  import ReclusterFiles._
+  import CommitJournal._
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val t = table(spark, tableName)
-    val conf = hadoopConf(spark)
+    val t = CatalogTables.table(spark, tableName)
+    val conf = Sessions.hadoopConf(spark)
     val staging = new Path(stagingDir)
     val fs = staging.getFileSystem(conf)
-    val root = fs.makeQualified(location(t))
+    val root = fs.makeQualified(CatalogTables.location(t))
     if (!staging.getName.startsWith(StagingPrefix) || !staging.getName.matches("[A-Za-z0-9_]+") ||
         fs.makeQualified(staging.getParent) != root) {
       throw SparkClusteringErrors.invalidArgument("recluster_stage_pending",
@@ -53,7 +55,7 @@ case class ReclusterStagePending(tableName: String, leaseToken: String, stagingD
     }
     val why = PendingUploads.unsupported(conf, root).orElse {
       // a file lands at <root>/<partition directory>: every partition must live there
-      partitionLocations(spark, t).collectFirst {
+      CatalogTables.partitionLocations(spark, t).collectFirst {
         case (rel, dir) if rel.nonEmpty && fs.makeQualified(dir) != new Path(root, rel) =>
           s"partition $rel is at $dir, not below the table's location"
       }
@@ -66,7 +68,7 @@ case class ReclusterStagePending(tableName: String, leaseToken: String, stagingD
 
     // A clone of the session (same temp views) whose writes use the pending-upload protocol; the
     // caller's session, and any other write running in it, keep theirs.
-    val session = classic(spark).cloneSession()
+    val session = Sessions.classic(spark).cloneSession()
     session.conf.set(SQLConf.FILE_COMMIT_PROTOCOL_CLASS.key, classOf[PendingUploadCommitProtocol].getName)
     val cols: Seq[Column] = columns.map(c => col(quoted(c)))
     val check = Observation("spark_clustering_recluster_check")

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Row, SparkSession}
@@ -7,11 +8,12 @@ import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{DataType, LongType, StringType}
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
 /** `select * from drop_sidecar_table('db.t__sc_backup')`: drop one of the package's own sidecar
  *  tables (`__sc_backup`, `__sc_staging`, `__sc_recluster`) together with its files, which DROP
  *  keeps for an external table (a `location_root` build). One row (location, deleted). */
-case class DropSidecarTable(tableName: String) extends LeafRunnableCommand {
+private[sparkclustering] case class DropSidecarTable(tableName: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("location", StringType, nullable = true)(),
     AttributeReference("deleted", LongType, nullable = false)())
@@ -22,30 +24,30 @@ case class DropSidecarTable(tableName: String) extends LeafRunnableCommand {
   }
 }
 
-object DropSidecarTable {
+private[sparkclustering] object DropSidecarTable {
   /** Drops the sidecar table and deletes its directory; (its location, 1 if the directory was deleted). */
   def drop(spark: SparkSession, tableName: String): (Option[String], Long) = {
     if (!tableName.matches("(?i).*__sc_(backup|staging|recluster)`?")) {
       throw SparkClusteringErrors.invalidArgument("drop_sidecar_table",
         s"'$tableName' is not a spark_clustering sidecar table (<name>__sc_backup, __sc_staging or __sc_recluster)")
     }
-    val session = ReclusterFiles.classic(spark)
+    val session = Sessions.classic(spark)
     val ident = session.sessionState.sqlParser.parseTableIdentifier(tableName)
     // one metastore read each (getTableMetadata, not tableExists + getTableMetadata)
-    ReclusterFiles.tableIfExists(spark, ident) match {
+    CatalogTables.tableIfExists(spark, ident) match {
       case None => (None, 0L)
-      case Some(t) => (Some(ReclusterFiles.location(t).toString), dropWithFiles(spark, ident, t))
+      case Some(t) => (Some(CatalogTables.location(t).toString), dropWithFiles(spark, ident, t))
     }
   }
 
   private def dropWithFiles(spark: SparkSession, ident: TableIdentifier, t: CatalogTable): Long = {
-    val catalog = ReclusterFiles.classic(spark).sessionState.catalog
-    val loc = ReclusterFiles.location(t)
+    val catalog = Sessions.classic(spark).sessionState.catalog
+    val loc = CatalogTables.location(t)
     catalog.dropTable(ident, ignoreIfNotExists = true, purge = true)
-    val fs = loc.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val fs = loc.getFileSystem(Sessions.hadoopConf(spark))
     // never the live table's data: its location must not lie inside the sidecar's
     val live = ident.copy(table = ident.table.replaceAll("(?i)__sc_(backup|staging|recluster)$", ""))
-    val liveLocation = ReclusterFiles.tableIfExists(spark, live).map(l => fs.makeQualified(ReclusterFiles.location(l)).toString)
+    val liveLocation = CatalogTables.tableIfExists(spark, live).map(l => fs.makeQualified(CatalogTables.location(l)).toString)
     val qualified = fs.makeQualified(loc).toString
     val inside = liveLocation.exists(l => l == qualified || l.startsWith(qualified.stripSuffix("/") + "/"))
     if (inside) {
@@ -82,25 +84,25 @@ object DropSidecarTable {
  *
  *  A crash between two steps leaves what recover_swap (macros/write/recover_swap.sql) finishes or
  *  rolls back. */
-case class SwapStagingTable(tableName: String, token: String, what: String) extends LeafRunnableCommand {
+private[sparkclustering] case class SwapStagingTable(tableName: String, token: String, what: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("replaced", LongType, nullable = false)(),
     AttributeReference("backup_deleted", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
     val f = "swap_staging_table"
-    val session = ReclusterFiles.classic(spark)
+    val session = Sessions.classic(spark)
     val target = session.sessionState.sqlParser.parseTableIdentifier(tableName)
     val staging = target.copy(table = target.table + "__sc_staging")
     val backup = target.copy(table = target.table + "__sc_backup")
     if (token.nonEmpty) TableLease.check(token, what)
-    val staged = ReclusterFiles.tableIfExists(spark, staging).getOrElse(
+    val staged = CatalogTables.tableIfExists(spark, staging).getOrElse(
       throw SparkClusteringErrors.invalidArgument(f, s"$staging does not exist"))
     // recover_swap promotes only a validated staging table; so does the swap
     if (!staged.properties.get("spark_clustering.validated").contains("true")) {
       throw SparkClusteringErrors.invalidArgument(f, s"$staging is not validated (tblproperty spark_clustering.validated)")
     }
-    val existing = ReclusterFiles.tableIfExists(spark, target)
+    val existing = CatalogTables.tableIfExists(spark, target)
     if (existing.exists(_.tableType == CatalogTableType.VIEW)) {
       throw SparkClusteringErrors.invalidArgument(f, s"$target is a view; drop it first")
     }
@@ -111,10 +113,10 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
       case None =>
         existing.foreach { _ =>
           rename(session, target, backup)
-          ReclusterFiles.pausePoint(spark, "clustered_table.after_backup")
+          TestPausePoints.at(spark, "clustered_table.after_backup")
         }
         rename(session, staging, target)
-        ReclusterFiles.pausePoint(spark, "clustered_table.after_promote")
+        TestPausePoints.at(spark, "clustered_table.after_promote")
         if (existing.isDefined) DropSidecarTable.drop(spark, backup.unquotedString)._2 else 0L
     }
     if (atBuildLocation) SwapStagingTable.deleteOtherBuilds(spark, staged, target)
@@ -127,7 +129,7 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
   private def switchLocation(session: SparkLine.ClassicSession, e: CatalogTable,
                              staged: CatalogTable): Long = {
     val catalog = session.sessionState.catalog
-    val replaced = ReclusterFiles.location(e)
+    val replaced = CatalogTables.location(e)
     // recorded first, so that recovery after a crash right after the switch deletes it
     catalog.alterTable(staged.copy(properties = staged.properties + (SwapStagingTable.ReplacesLocation -> replaced.toString)))
     forget(session, e.identifier)
@@ -138,7 +140,7 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
       comment = staged.comment,
       stats = None))
     if (e.stats.isDefined) catalog.alterTableStats(e.identifier, None)
-    ReclusterFiles.pausePoint(session, "clustered_table.after_promote")
+    TestPausePoints.at(session, "clustered_table.after_promote")
     DropSidecarTable.drop(session, TableIdentifier(staged.identifier.table, staged.identifier.database).unquotedString)._2
   }
 
@@ -156,7 +158,7 @@ case class SwapStagingTable(tableName: String, token: String, what: String) exte
   }
 }
 
-object SwapStagingTable {
+private[sparkclustering] object SwapStagingTable {
   /** On a staging table at a build location: the location of the table it replaced by a switch. */
   val ReplacesLocation = "spark_clustering.replaces_location"
 
@@ -172,13 +174,13 @@ object SwapStagingTable {
 
   def isAtBuildLocation(staged: CatalogTable, target: TableIdentifier): Boolean =
     staged.tableType == CatalogTableType.EXTERNAL &&
-      isBuildDirOf(ReclusterFiles.location(staged).getName, buildDirPrefix(target.table))
+      isBuildDirOf(CatalogTables.location(staged).getName, buildDirPrefix(target.table))
 
   /** Build locations of `t` other than the live one: left by a build that died before its staging
    *  table was registered. The table's name lease (held by the swap) keeps other builds out. */
   def deleteOtherBuilds(spark: SparkSession, staged: CatalogTable, target: TableIdentifier): Unit = {
-    val live = ReclusterFiles.location(staged)
-    val fs = live.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val live = CatalogTables.location(staged)
+    val fs = live.getFileSystem(Sessions.hadoopConf(spark))
     // a listing filtered by name, not a glob: a table name may hold glob characters (`*`, `[`, `{`)
     val prefix = buildDirPrefix(target.table)
     val builds = fs.listStatus(live.getParent, new org.apache.hadoop.fs.PathFilter {

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import java.io.FileNotFoundException
 import java.net.InetAddress
@@ -36,7 +37,7 @@ import org.apache.spark.sql.SparkSession
  * least ttl/2 left, so a writer that lost its lease (paused longer than the ttl) aborts instead of
  * racing the new holder.
  */
-object TableLease {
+private[commit] object TableLease {
 
   val FilePrefix = "lease."
 
@@ -83,7 +84,7 @@ object TableLease {
   /** A run that has not used its lease (recover, commit) for this long is taken to be gone (a
    *  client that died over Thrift, a run-operation that failed without giving it up). */
   /** One id per SparkSession (per Thrift client session; one for an embedded dbt). */
-  private def sessionId(spark: SparkSession): String = ReclusterFiles.classic(spark).sessionUUID
+  private def sessionId(spark: SparkSession): String = Sessions.classic(spark).sessionUUID
 
   def idleMs(spark: SparkSession): Long =
     (SparkClusteringConf.LeaseIdleSeconds.get(spark) * 1000).toLong
@@ -255,7 +256,7 @@ object TableLease {
             case None =>
               val n = gens.lastOption.map(_._1).getOrElse(0L) + 1
               val next = new Path(dir, FilePrefix + n)
-              ReclusterFiles.pausePoint(spark, "before_lease_create")
+              TestPausePoints.at(spark, "before_lease_create")
               // S3 has no directories to make (S3A's mkdirs costs a HEAD, a LIST and a PUT)
               if (fs.getUri.getScheme != "s3a") fs.mkdirs(dir)
               val created = try {

@@ -1,14 +1,16 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.types.{LongType, StringType}
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
 /** `select * from table_lease_acquire('db.t', owner, wait_seconds, scope)`: take the table's lease
  *  (scope 'name': the table name only, for a rebuild that replaces the table; 'table': the name and
  *  the table's location, for a rewrite of its files). One row (lease_token, waited_ms). */
-case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Double, scope: String)
+private[sparkclustering] case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Double, scope: String)
     extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("lease_token", StringType, nullable = false)(),
@@ -16,13 +18,13 @@ case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Doub
 
   override def run(spark: SparkSession): Seq[Row] = {
     val dirs = scope match {
-      case "name" => Seq(ReclusterFiles.nameLeaseDir(spark, tableName))
-      case "table" => Seq(ReclusterFiles.nameLeaseDir(spark, tableName),
-        ReclusterFiles.locationLeaseDir(ReclusterFiles.table(spark, tableName)))
+      case "name" => Seq(LeasePaths.ofName(spark, tableName))
+      case "table" => Seq(LeasePaths.ofName(spark, tableName),
+        LeasePaths.ofLocation(CatalogTables.table(spark, tableName)))
       case other => throw SparkClusteringErrors.invalidArgument("table_lease_acquire",
         s"scope '$other' must be 'name' or 'table'")
     }
-    val (token, waited) = TableLease.acquire(spark, ReclusterFiles.hadoopConf(spark), dirs, owner,
+    val (token, waited) = TableLease.acquire(spark, Sessions.hadoopConf(spark), dirs, owner,
       (waitSeconds * 1000).toLong, s"table $tableName")
     Seq(Row(token, waited))
   }
@@ -30,7 +32,7 @@ case class TableLeaseAcquire(tableName: String, owner: String, waitSeconds: Doub
 
 /** `select * from table_lease_check(lease_token, what)`: fails (nothing done) unless the token still
  *  holds its leases with half a ttl left; a writer calls it right before its commit point. */
-case class TableLeaseCheck(token: String, what: String) extends LeafRunnableCommand {
+private[sparkclustering] case class TableLeaseCheck(token: String, what: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(AttributeReference("held", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
@@ -41,7 +43,7 @@ case class TableLeaseCheck(token: String, what: String) extends LeafRunnableComm
 
 /** `select * from table_lease_release(token_or_owner_prefix, by_owner)`: give up one lease (by
  *  token) or every lease of this driver whose owner starts with the prefix. One row (released). */
-case class TableLeaseRelease(key: String, byOwner: Boolean) extends LeafRunnableCommand {
+private[sparkclustering] case class TableLeaseRelease(key: String, byOwner: Boolean) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(AttributeReference("released", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] =

@@ -1,7 +1,10 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.sparkclustering.commit.formats.FormatTableRewrite
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
 /**
  * How `recluster()` lists, reads and rewrites one kind of table: plain parquet/orc files
@@ -11,7 +14,7 @@ import org.apache.spark.sql.catalyst.TableIdentifier
  * table_rewrite_commit, table_rewrite_recover and table_committed_rows (TableRewriteCommands) are
  * the same for every kind.
  */
-trait TableRewrite {
+private[commit] trait TableRewrite {
 
   /** The table's current data files, with the version they are of (None for a plain table). */
   def dataFiles(spark: SparkSession, tableName: String): TableFiles
@@ -30,9 +33,9 @@ trait TableRewrite {
 }
 
 /** The table kinds, as the catalog's provider names them. */
-sealed abstract class TableKind(val name: String)
+private[commit] sealed abstract class TableKind(val name: String)
 
-object TableKind {
+private[commit] object TableKind {
   case object Plain extends TableKind("plain")
   case object Delta extends TableKind("delta")
   case object Iceberg extends TableKind("iceberg")
@@ -58,16 +61,16 @@ object TableKind {
  *  it as JSON (Delta's `add.stats`; None elsewhere), whether rows of it are deleted by a deletion
  *  vector / delete file (then its statistics count deleted rows too), and whether the table's last
  *  clustered_table build wrote it (FormatTableRewrite.BuildVersion). */
-case class TableDataFile(path: String, size: Long, modificationTime: Long, logStats: Option[String] = None,
+private[commit] case class TableDataFile(path: String, size: Long, modificationTime: Long, logStats: Option[String] = None,
     hasRowDeletes: Boolean = false, fromBuild: Boolean = false)
 
 /** A table's data files at `version` (Delta log version, Iceberg snapshot id; None for a plain table). */
-case class TableFiles(version: Option[Long], files: Seq[TableDataFile])
+private[commit] case class TableFiles(version: Option[Long], files: Seq[TableDataFile])
 
 /** A file a rewrite replaces, as the recluster read it: table_rewrite_commit's `'<size>:<mtime>:<path>'`. */
-case class ReplacedFile(path: String, size: Long, modificationTime: Long)
+private[sparkclustering] case class ReplacedFile(path: String, size: Long, modificationTime: Long)
 
-object ReplacedFile {
+private[sparkclustering] object ReplacedFile {
   def parse(entry: String): ReplacedFile = entry.split(":", 3) match {
     case Array(size, mtime, path) if path.nonEmpty && Seq(size, mtime).forall(_.matches("-?[0-9]+")) =>
       ReplacedFile(path, size.toLong, mtime.toLong)
@@ -78,7 +81,7 @@ object ReplacedFile {
 
 /** table_rewrite_commit's arguments. Each kind takes what it needs: `filePrefix` and
  *  `validatedBytes` the plain commit, `readVersion` and `validatedRows` the formats'. */
-case class RewriteRequest(tableName: String, leaseToken: String, stagingTable: String, stagingDir: String,
+private[sparkclustering] case class RewriteRequest(tableName: String, leaseToken: String, stagingTable: String, stagingDir: String,
     filePrefix: String, readVersion: Option[Long], validatedRows: Option[Long], validatedBytes: Option[Long],
     clusterBy: Seq[String], replaced: Seq[ReplacedFile]) {
 
@@ -90,17 +93,17 @@ case class RewriteRequest(tableName: String, leaseToken: String, stagingTable: S
 
 /** table_rewrite_commit's row: status (`committed`, `aborted: <why>`, `rolled back: <why>`) and what
  *  the commit added and removed. */
-case class RewriteOutcome(status: String, filesAdded: Long, filesRemoved: Long, bytesAdded: Long, bytesRemoved: Long)
+private[commit] case class RewriteOutcome(status: String, filesAdded: Long, filesRemoved: Long, bytesAdded: Long, bytesRemoved: Long)
 
-object RewriteOutcome {
+private[commit] object RewriteOutcome {
   def aborted(why: String): RewriteOutcome = RewriteOutcome(s"aborted: $why", 0L, 0L, 0L, 0L)
 }
 
-object TableRewrite {
+private[commit] object TableRewrite {
 
   /** The rewrite of the table's kind (TableKind.of its catalog entry). */
   def forTable(spark: SparkSession, tableName: String): TableRewrite = {
-    val t = ReclusterFiles.table(spark, tableName)
+    val t = CatalogTables.table(spark, tableName)
     forKind(TableKind.of(tableName, t.provider, t.properties))
   }
 
@@ -112,9 +115,10 @@ object TableRewrite {
   /** The implementation of each format, by the object's class name: a jar holds those whose format
    *  has a release for its Spark line (build_jar.py compiles udfs/scala/src/formats/<format>/ only
    *  then), so the jar for Spark 4.3 has neither, the one for 4.2 no Iceberg. */
-  private val Implementations = Map(
-    "delta" -> "org.apache.spark.sql.sparkclustering.DeltaTableRewrite$",
-    "iceberg" -> "org.apache.spark.sql.sparkclustering.IcebergTableRewrite$")
+  private val Implementations = {
+    val formats = classOf[FormatTableRewrite].getName.stripSuffix("FormatTableRewrite")
+    Map("delta" -> s"${formats}DeltaTableRewrite$$", "iceberg" -> s"${formats}IcebergTableRewrite$$")
+  }
   /** A class of each format's own jar that the implementation calls: loaded first, so a session
    *  without the format's jars gets an error saying so rather than a NoClassDefFoundError later. */
   private val FormatClasses = Map(
@@ -143,7 +147,7 @@ object TableRewrite {
    *  checked to be a recluster staging table: never a table of the user's is dropped. */
   def stagingTableIdent(spark: SparkSession, stagingTable: String): Option[TableIdentifier] =
     Option(stagingTable).filter(_.nonEmpty).map { name =>
-      val ident = ReclusterFiles.classic(spark).sessionState.sqlParser.parseTableIdentifier(name)
+      val ident = Sessions.classic(spark).sessionState.sqlParser.parseTableIdentifier(name)
       if (!ident.table.toLowerCase.endsWith("__sc_recluster")) {
         throw SparkClusteringErrors.invalidArgument("recluster",
           s"staging table '$name' must be a recluster staging table (<table>__sc_recluster)")
@@ -153,6 +157,6 @@ object TableRewrite {
 
   /** Drop the staging table from the catalog if it is there (an external table: its files stay). */
   def dropStagingTable(spark: SparkSession, stagingTable: String): Unit =
-    stagingTableIdent(spark, stagingTable).filter(ReclusterFiles.classic(spark).sessionState.catalog.tableExists)
+    stagingTableIdent(spark, stagingTable).filter(Sessions.classic(spark).sessionState.catalog.tableExists)
       .foreach(ident => spark.sql(s"DROP TABLE IF EXISTS ${ident.quotedString}"))
 }

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
@@ -11,7 +12,7 @@ import org.apache.spark.sql.types.{BooleanType, LongType, StringType}
  *  statistics as the format's log keeps them (`log_stats`: Delta's add.stats JSON, else null),
  *  whether rows of it are deleted by a deletion vector / delete file, and whether the table's last
  *  clustered_table build wrote it (`from_build`). A format's from its metadata, no data file read. */
-case class TableDataFiles(tableName: String) extends LeafRunnableCommand {
+private[sparkclustering] case class TableDataFiles(tableName: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("file_path", StringType, nullable = false)(),
     AttributeReference("file_size", LongType, nullable = false)(),
@@ -33,7 +34,7 @@ case class TableDataFiles(tableName: String) extends LeafRunnableCommand {
  *  holds at `version` by its format's own counts when that version replaced all of its data
  *  (TableRewrite.committedRows); null when they cannot be taken from the metadata (then count them
  *  by a query), and always for a plain table. */
-case class TableCommittedRows(tableName: String, version: Long) extends LeafRunnableCommand {
+private[sparkclustering] case class TableCommittedRows(tableName: String, version: Long) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(AttributeReference("row_count", LongType, nullable = true)())
 
   override def run(spark: SparkSession): Seq[Row] =
@@ -46,7 +47,7 @@ case class TableCommittedRows(tableName: String, version: Long) extends LeafRunn
  *  `aborted: <why>` or `rolled back: <why>` (the table as it was then). The commit of the table's
  *  kind (PlainTableRewrite, FormatTableRewrite) says what it checks; every kind drops the staging
  *  table. */
-case class TableRewriteCommit(request: RewriteRequest) extends LeafRunnableCommand {
+private[sparkclustering] case class TableRewriteCommit(request: RewriteRequest) extends LeafRunnableCommand {
 
   override val output: Seq[Attribute] = Seq(
     AttributeReference("status", StringType, nullable = false)(),
@@ -67,7 +68,7 @@ case class TableRewriteCommit(request: RewriteRequest) extends LeafRunnableComma
  *  rewrites of the table left, finished or undone (TableRewrite.recover), and the leftover staging
  *  table dropped: one row per run (run_id, action). Only the lease holder recovers, so no live
  *  writer's staging is ever touched. */
-case class TableRewriteRecover(tableName: String, leaseToken: String, stagingTable: String)
+private[sparkclustering] case class TableRewriteRecover(tableName: String, leaseToken: String, stagingTable: String)
     extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("run_id", StringType, nullable = false)(),

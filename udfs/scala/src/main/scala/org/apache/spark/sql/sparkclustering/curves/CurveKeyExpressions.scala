@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package curves
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
@@ -105,7 +106,7 @@ abstract class CurveKeyExpression extends Expression with ImplicitCastInputTypes
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     val n = numIds
     val b = bits
-    val curves = "org.apache.spark.sql.sparkclustering.CurveKeys"
+    val curves = CurveKeys.getClass.getName.stripSuffix("$")
     val suffix = if (CurveKeys.usesLongKey(n, b)) "Long" else "Bytes"
     val javaType = CodeGenerator.javaType(dataType)
     // One long[] per generated object, filled per row: no allocation in the bigint case.

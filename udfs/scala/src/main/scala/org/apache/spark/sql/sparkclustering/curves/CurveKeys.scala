@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package curves
 
 /**
  * Key arithmetic shared by the generated code and the interpreted eval, so both paths are the same

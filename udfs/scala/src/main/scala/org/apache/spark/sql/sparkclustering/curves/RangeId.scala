@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package curves
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
@@ -164,7 +165,7 @@ case class RangeId(value: Expression, boundaries: Expression) extends BinaryExpr
 object RangeIdSupport {
 
   /** Fully qualified name for generated code. */
-  val className: String = "org.apache.spark.sql.sparkclustering.RangeIdSupport"
+  val className: String = getClass.getName.stripSuffix("$")
 
   /** Fails on a NULL array or a NULL element; cost O(size), paid per row only without constants. */
   def validate(boundaries: Any): Unit = {

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package layout
 
 import scala.collection.mutable
 
@@ -15,7 +16,7 @@ import scala.collection.mutable
  * workload boxes meet the halves' min/max (weighted by count, summed over both halves), on a tie
  * the widest. A row is in the lower half of a cut when its value is NULL or at most the cut.
  */
-object KdTreeFit {
+private[layout] object KdTreeFit {
 
   /** One clustering column of the fit rows: values (Spark's internal form), ids, SQL literals. */
   final class Column(val values: Array[Any], val ids: Array[Long], val literals: Array[String],

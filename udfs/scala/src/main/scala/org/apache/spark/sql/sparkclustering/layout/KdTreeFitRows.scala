@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package layout
 
 import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -17,7 +18,7 @@ import org.apache.spark.sql.types.{BooleanType, IntegerType, LongType, StringTyp
  * upper bound (cast to the column's type; NULL = open). Both are collected to the driver: a fit's
  * rows are a few hundred a file.
  */
-case class KdTreeFitRows(rowsSql: String, boxesSql: String, files: Int, splits: Seq[String]) extends LeafRunnableCommand {
+private[sparkclustering] case class KdTreeFitRows(rowsSql: String, boxesSql: String, files: Int, splits: Seq[String]) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("tree", IntegerType, nullable = false)(),
     AttributeReference("node", IntegerType, nullable = false)(),

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package skipping
 
 import scala.util.control.NonFatal
 
@@ -12,6 +13,9 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan, SparkStrat
 import org.apache.spark.sql.execution.datasources._
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.sparkclustering.snapshot.CommitAwareFileIndex
+import org.apache.spark.sql.sparkclustering.stats.ReadContext
+import org.apache.spark.sql.sparkclustering.workload.ObservedWorkload
 
 /**
  * Planning-time data skipping for plain parquet/orc tables: a scan reads only the files whose
@@ -26,7 +30,9 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable
  * first in the wrapped index, then the files are pruned with the very filters the scan applies to
  * its rows, so a skipped file is one whose rows the scan would have dropped anyway.
  */
-object DataSkipping extends Logging {
+private[sparkclustering] object DataSkipping extends Logging {
+  // the logger docs/data_skipping.md names, as before the class moved to this package
+  override protected def logName: String = "org.apache.spark.sql.sparkclustering.DataSkipping"
   def enabled(conf: SQLConf): Boolean = SparkClusteringConf.SkippingEnabled.get(conf)
 
   // each distinct failure once per JVM (bounded), so a failing table does not flood the log
@@ -45,7 +51,7 @@ object DataSkipping extends Logging {
 /** Plans scans of eligible file-source relations over a CommitAwareFileIndex (one side of a
  *  recluster commit in flight, every scan), pruned by a DataSkippingFileIndex when the scan filters
  *  on its data columns (see DataSkipping). */
-case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
+private[sparkclustering] case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case ScanOperation(_, _, filters, SparkLine.FileScanRelation(l, fs, table)) =>
       // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)

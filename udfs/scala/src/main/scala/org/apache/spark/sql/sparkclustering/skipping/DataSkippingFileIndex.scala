@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package skipping
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
@@ -11,10 +12,12 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources._
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.sparkclustering.stats.ReadContext
+import org.apache.spark.sql.sparkclustering.stats.FileStatsStore
 
 /** What one listing kept and why; one per scan. `notApplied`: why no file was tested, when none
  *  was. */
-final case class SkippingResult(filesTotal: Int, filesKept: Int, bytesTotal: Long, bytesKept: Long,
+private[skipping] final case class SkippingResult(filesTotal: Int, filesKept: Int, bytesTotal: Long, bytesKept: Long,
     fromSidecar: Int, fromFooter: Int, unknown: Int, statsNanos: Long, notApplied: Option[String]) {
   def applied: Boolean = notApplied.isEmpty
   def filesSkipped: Int = filesTotal - filesKept
@@ -31,8 +34,11 @@ final case class SkippingResult(filesTotal: Int, filesKept: Int, bytesTotal: Lon
  * dropped. A file without proven statistics is kept. `readContext` gives how the scan's reader
  * reads the files, taken when the scan lists them (as the reader takes its settings then).
  */
-class DataSkippingFileIndex(val delegate: FileIndex, readContext: () => ReadContext, val dataSchema: StructType,
+private[skipping] class DataSkippingFileIndex(val delegate: FileIndex, readContext: () => ReadContext, val dataSchema: StructType,
     val tableName: String, val tableRoots: Seq[Path] = Nil) extends FileIndex with Logging {
+  // the logger docs/data_skipping.md names, as before the class moved to this package
+  override protected def logName: String = "org.apache.spark.sql.sparkclustering.DataSkippingFileIndex"
+
 
   // One index per planned scan, so this holds one or two entries: the listing for EXPLAIN and the
   // scan's own listing are the same call, answered once.

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package skipping
 
 import java.util.concurrent.TimeUnit.NANOSECONDS
 
@@ -14,7 +15,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
  * copies (makeCopy) keep the class; canonicalization gives a plain FileSourceScanExec, so exchange
  * and subquery reuse still match it.
  */
-trait DataSkippingScan extends FileSourceScanExec {
+private[skipping] trait DataSkippingScan extends FileSourceScanExec {
 
   @transient private lazy val skippingMetrics: Map[String, SQLMetric] = Map(
     "filesSkippedByStats" -> SQLMetrics.createMetric(sparkContext, "files skipped by min/max"),

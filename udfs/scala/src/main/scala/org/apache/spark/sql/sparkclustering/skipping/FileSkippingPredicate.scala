@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package skipping
 
 import scala.util.control.NonFatal
 
@@ -6,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.types.PhysicalDataType
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.sql.sparkclustering.stats.FileStats
 
 /**
  * Decides from one file's min/max/null counts whether the file may hold a row for which a scan's
@@ -25,7 +27,7 @@ import org.apache.spark.unsafe.types.UTF8String
  * semantics (e.g. `NULL IN ()`, which Spark versions answer differently) are Spark's. Only the
  * value part over a range [min, max] is reasoned from the orderings.
  */
-object FileSkippingPredicate {
+private[skipping] object FileSkippingPredicate {
 
   final case class Possible(canBeTrue: Boolean, canBeFalse: Boolean) {
     def unary_! : Possible = Possible(canBeFalse, canBeTrue)

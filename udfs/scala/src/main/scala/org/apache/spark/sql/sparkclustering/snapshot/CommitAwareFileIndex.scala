@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package snapshot
 
 import scala.util.control.NonFatal
 
@@ -8,6 +9,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.sparkclustering.skipping.DataSkipping
 
 /**
  * The relation's own index, its listing resolved against the recluster commits in flight
@@ -17,7 +19,7 @@ import org.apache.spark.sql.types.StructType
  *
  * `journalRoots`: where the journals lie, the table's location (a path read: its root paths).
  */
-class CommitAwareFileIndex(val delegate: FileIndex, journalRoots: Seq[Path], val label: String) extends FileIndex {
+private[sparkclustering] class CommitAwareFileIndex(val delegate: FileIndex, journalRoots: Seq[Path], val label: String) extends FileIndex {
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
     val spark = SparkSession.active
@@ -26,7 +28,7 @@ class CommitAwareFileIndex(val delegate: FileIndex, journalRoots: Seq[Path], val
     val listed = list()
     var first = true
     try {
-      InFlightCommits.resolve(ReclusterFiles.hadoopConf(spark), if (journalRoots.nonEmpty) journalRoots else rootPaths,
+      InFlightCommits.resolve(Sessions.hadoopConf(spark), if (journalRoots.nonEmpty) journalRoots else rootPaths,
         (SparkClusteringConf.CommitViewWaitSeconds.get(spark.sessionState.conf) * 1000).toLong, label,
         () => if (first) { first = false; listed } else list(), () => delegate.refresh()).directories
     } catch {

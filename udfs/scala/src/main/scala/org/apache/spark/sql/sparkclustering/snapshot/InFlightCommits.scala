@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package snapshot
 
 import java.util.concurrent.ConcurrentHashMap
 
@@ -10,10 +11,12 @@ import org.apache.hadoop.fs.Path
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.execution.datasources.PartitionDirectory
+import org.apache.spark.sql.sparkclustering.commit.CommitJournal
+import org.apache.spark.sql.sparkclustering.tables.DataFiles
 
 /**
  * One set of files for a scan planned while a `recluster()` commit is in flight on a plain
- * parquet/orc table (the reader's half of ReclusterFiles' journal).
+ * parquet/orc table (the reader's half of the commit journal, commit.CommitJournal).
  *
  * A commit publishes its journal `<table>/_sc_recluster_<run>/_sc_manifest` (the commit point),
  * puts its new files `sc-l<level>-<run>-*` in place (renames, or completed uploads on S3A), deletes
@@ -45,10 +48,10 @@ import org.apache.spark.sql.execution.datasources.PartitionDirectory
  * A run whose journal is gone is settled for good (run ids are never reused): one check per run and
  * JVM (a HEAD on S3), then none. Files without a run in their name (builds, appends) cost nothing.
  */
-object InFlightCommits extends Logging {
+private[sparkclustering] object InFlightCommits extends Logging {
 
   /** `sc-l<level>-<run>-...`: the run of a file a recluster commit put in place. */
-  private val RunOfFile = ("^" + ReclusterFiles.RunPrefixPattern + "-").r
+  private val RunOfFile = ("^" + CommitJournal.RunPrefixPattern + "-").r
 
   def runOf(fileName: String): Option[String] = RunOfFile.findPrefixMatchOf(fileName).map(_.group(1))
 
@@ -135,7 +138,7 @@ object InFlightCommits extends Logging {
         val local = java.nio.file.Paths.get(new Path(dir).toUri)
         val stream = java.nio.file.Files.newDirectoryStream(local)
         val present = try {
-          stream.iterator().asScala.map(_.getFileName.toString).filterNot(ReclusterFiles.isHidden).toSet
+          stream.iterator().asScala.map(_.getFileName.toString).filterNot(DataFiles.isHidden).toSet
         } finally stream.close()
         val names = listed.map(p => p.substring(p.lastIndexOf('/') + 1)).toSet
         names.subsetOf(present) && (present -- names).forall(n => java.nio.file.Files.isDirectory(local.resolve(n)))
@@ -164,7 +167,7 @@ object InFlightCommits extends Logging {
       } ++ publishedRuns(localRoots)).distinct.filterNot(settled.contains)
       // one request per run (a HEAD on S3), up to 16 at once: a table holds the files of a few runs
       val found = new ConcurrentHashMap[String, Option[Journal]]()
-      ReclusterFiles.parallel(runs)(key => found.put(key, journal(conf, key, journals)))
+      Parallel.foreach(runs)(key => found.put(key, journal(conf, key, journals)))
       val checked = runs.map(key => key -> found.get(key))
       val inFlight = checked.collect { case (key, Some(j)) => key -> j }
       if (checked.exists(_._2.isEmpty) && !relistedAfterSettling) {
@@ -225,11 +228,11 @@ object InFlightCommits extends Logging {
    *  costs ~1 ms), those holding a manifest. */
   private def publishedRuns(localRoots: Seq[Path]): Seq[String] = localRoots.flatMap { root =>
     try {
-      val stream = java.nio.file.Files.newDirectoryStream(java.nio.file.Paths.get(root.toUri), ReclusterFiles.StagingPrefix + "*")
+      val stream = java.nio.file.Files.newDirectoryStream(java.nio.file.Paths.get(root.toUri), CommitJournal.StagingPrefix + "*")
       try {
         stream.iterator().asScala.toList
-          .filter(dir => java.nio.file.Files.exists(dir.resolve(ReclusterFiles.ManifestName)))
-          .map(dir => journalKey(root, dir.getFileName.toString.stripPrefix(ReclusterFiles.StagingPrefix)))
+          .filter(dir => java.nio.file.Files.exists(dir.resolve(CommitJournal.ManifestName)))
+          .map(dir => journalKey(root, dir.getFileName.toString.stripPrefix(CommitJournal.StagingPrefix)))
       } finally stream.close()
     } catch {
       case NonFatal(_) => Nil // a root gone or unreadable: the runs the listing names still count
@@ -251,8 +254,8 @@ object InFlightCommits extends Logging {
   /** The run's journal, or None when it is gone (the run is then settled). */
   private def journal(conf: Configuration, key: String, read: ConcurrentHashMap[String, Journal]): Option[Journal] = {
     val split = key.lastIndexOf('/')
-    val staging = new Path(key.substring(0, split), ReclusterFiles.StagingPrefix + key.substring(split + 1))
-    val manifest = new Path(staging, ReclusterFiles.ManifestName)
+    val staging = new Path(key.substring(0, split), CommitJournal.StagingPrefix + key.substring(split + 1))
+    val manifest = new Path(staging, CommitJournal.ManifestName)
     val fs = manifest.getFileSystem(conf)
     val published = try Some(fs.getFileStatus(manifest).getModificationTime) catch {
       case _: java.io.FileNotFoundException => None
@@ -265,14 +268,14 @@ object InFlightCommits extends Logging {
         None
       case Some(at) =>
         Option(read.get(key)).orElse {
-          val steps = try ReclusterFiles.readManifest(conf, staging) catch {
+          val steps = try CommitJournal.readManifest(conf, staging) catch {
             case NonFatal(e) => logWarning(s"spark_clustering: could not read the commit journal $manifest", e); None
           }
           steps.map { s =>
             val j = Journal(at,
-              s.collect { case m: ReclusterFiles.Move => m.to case c: ReclusterFiles.Complete => c.to }
+              s.collect { case m: CommitJournal.Move => m.to case c: CommitJournal.Complete => c.to }
                 .map(qualified(conf, _)).toSet,
-              s.collect { case d: ReclusterFiles.Delete => qualified(conf, d.path) }.toSet)
+              s.collect { case d: CommitJournal.Delete => qualified(conf, d.path) }.toSet)
             read.put(key, j)
             j
           }

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import org.apache.spark.sql.types._
 
@@ -11,15 +12,15 @@ import org.apache.spark.sql.types._
  * -0.0 = 0.0); None = not proven (the file may hold any value). `nullCount` None = unknown.
  * A bound may be loose (min lower, max higher than the data) but never tight past the data.
  */
-final case class ColumnStats(min: Option[Any], max: Option[Any], nullCount: Option[Long])
+private[sparkclustering] final case class ColumnStats(min: Option[Any], max: Option[Any], nullCount: Option[Long])
 
 /**
  * One file's statistics. `rowCount` None = unknown. `columns` by the table's field name (the
  * name in the table schema); a column that is absent is unknown.
  */
-final case class FileStats(rowCount: Option[Long], columns: Map[String, ColumnStats])
+private[sparkclustering] final case class FileStats(rowCount: Option[Long], columns: Map[String, ColumnStats])
 
-object FileStats {
+private[sparkclustering] object FileStats {
   val Unknown: FileStats = FileStats(None, Map.empty)
 
   /** Longer string bounds are recorded as unknown: they cost memory and rarely prune anything. */

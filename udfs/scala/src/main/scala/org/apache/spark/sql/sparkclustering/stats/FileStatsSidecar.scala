@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.io.{ByteArrayOutputStream, IOException}
 import java.nio.charset.StandardCharsets
@@ -17,6 +18,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.catalyst.parser.CatalystSqlParser
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.sql.sparkclustering.commit.ObjectStore
 
 /**
  * The statistics sidecar of a table: `<root>/_sc_file_stats/stats-<epochMillis>-<uuid>.json`,
@@ -25,7 +27,7 @@ import org.apache.spark.unsafe.types.UTF8String
  * NULL count, exact), written by `write_file_stats`. Generations are merged oldest first; a writer
  * publishes a new one by rename and deletes only the generations it read.
  */
-object FileStatsSidecar {
+private[stats] object FileStatsSidecar {
 
   /** Spark's file listing skips names starting with `_`, so the sidecar is never read as data. */
   val SidecarDir = "_sc_file_stats"
@@ -296,7 +298,7 @@ object FileStatsSidecar {
 /** The sidecars of a scan's roots as a statistics source: a file with an entry for its path, size
  *  and modification time, computed under the scan's read settings. One listing of each root's
  *  sidecar directory per lookup (`signature`); its content is parsed again only when that changed. */
-private[sparkclustering] final class SidecarStatsSource(conf: Configuration, roots: Seq[Path]) extends FileStatsSource {
+private[stats] final class SidecarStatsSource(conf: Configuration, roots: Seq[Path]) extends FileStatsSource {
   import FileStatsSidecar._
 
   private val generationsOf: Map[Path, Seq[FileStatus]] =

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import scala.util.Try
 import scala.util.control.NonFatal
@@ -12,12 +13,15 @@ import org.apache.spark.sql.catalyst.util.CharVarcharUtils
 import org.apache.spark.sql.execution.command.DDLUtils
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
+import org.apache.spark.sql.sparkclustering.tables.DataFile
+import org.apache.spark.sql.sparkclustering.tables.DataFiles
 
 /** What `FileStatsStore.statsFor` found: `stats` is aligned with the files asked about; every file
  *  counts once in `fromSidecar` (exact statistics the package wrote), `fromFooter` (read or cached
  *  from the file's own footer) or `unknown` (the footer could not be read). `footerReadNanos` is
  *  the wall time this call waited for footer reads. */
-final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fromFooter: Int, unknown: Int,
+private[sparkclustering] final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fromFooter: Int, unknown: Int,
     footerReadNanos: Long)
 
 /**
@@ -29,7 +33,8 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
  *  - the file's footer (Footers: ParquetFooters, OrcFooters), read on the driver in parallel and
  *    cached. A footer bound is used only when it provably bounds what Spark reads from the file;
  *    anything doubtful is None.
- */object FileStatsStore {
+ */
+private[sparkclustering] object FileStatsStore {
   import FileStatsSidecar._
 
   /** Statistics of `files` (live data files of one scan) of a parquet or orc table rooted at one
@@ -63,7 +68,7 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
   private def lookup(spark: SparkSession, roots: Seq[Path], ctx: ReadContext, dataSchema: StructType,
       listed: Seq[FileStatus]): StatsLookup = {
     val files = listed.toIndexedSeq // indexed below: a List would make every lookup O(files)
-    val conf = ReclusterFiles.hadoopConf(spark)
+    val conf = Sessions.hadoopConf(spark)
     val fields = dataSchema.fields.toSeq.filter(recordable(_))
     val qualifiedRoots = roots.flatMap(r => Try(r.getFileSystem(conf).makeQualified(r)).toOption).distinct
       .sortBy(r => -r.toUri.getPath.length) // the innermost root that holds a file answers first
@@ -126,13 +131,13 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
   }
 
   /** `statsFor` over a catalog table's live files (for tests and inspection). */
-  def statsForTable(spark: SparkSession, tableName: String): (Seq[ReclusterFiles.DataFile], StatsLookup) = {
-    val t = ReclusterFiles.table(spark, tableName)
+  def statsForTable(spark: SparkSession, tableName: String): (Seq[DataFile], StatsLookup) = {
+    val t = CatalogTables.table(spark, tableName)
     val format = formatOf(t).getOrElse(throw notAFileTable("statsForTable", tableName, t))
-    val files = ReclusterFiles.dataFiles(spark, t)
+    val files = DataFiles.of(spark, t)
     val statuses = files.map(f => new FileStatus(f.size, false, 0, 0, f.modificationTime, f.path))
     val ctx = ReadContext(spark, format, readerOptions(t))
-    (files, statsFor(spark, Seq(ReclusterFiles.location(t)), ctx, t.dataSchema, statuses))
+    (files, statsFor(spark, Seq(CatalogTables.location(t)), ctx, t.dataSchema, statuses))
   }
 
   /** The options a scan of `t` hands its reader (the table's storage properties, as Spark's
@@ -147,7 +152,7 @@ final case class StatsLookup(stats: IndexedSeq[FileStats], fromSidecar: Int, fro
    *  strings (Java's text: NaN, Infinity, -0.0), dates Int days, timestamps Long micros. */
   def describeTable(spark: SparkSession, tableName: String): String = {
     val (files, lookup) = statsForTable(spark, tableName)
-    val types = ReclusterFiles.table(spark, tableName).dataSchema.fields.map(f => f.name -> f.dataType).toMap
+    val types = CatalogTables.table(spark, tableName).dataSchema.fields.map(f => f.name -> f.dataType).toMap
     json { g =>
       g.writeStartObject()
       g.writeNumberField("fromSidecar", lookup.fromSidecar)

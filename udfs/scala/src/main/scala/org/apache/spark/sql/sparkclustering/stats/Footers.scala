@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.io.IOException
 import java.util.concurrent.{Callable, ExecutionException, Future, LinkedBlockingQueue, ThreadFactory, ThreadPoolExecutor,
@@ -22,7 +23,7 @@ import org.apache.spark.sql.types._
  * becomes a table column's statistics only when it provably bounds what Spark's reader reads from
  * the file under the scan's settings (`Footer.toFileStats`); anything doubtful is unknown.
  */
-object Footers {
+private[stats] object Footers {
 
   /** A top-level column as the file declares it; bounds are already in the file type's Catalyst
    *  representation (Long for every integral width, Float, Double, Boolean, UTF8String, Int days,
@@ -209,13 +210,13 @@ object Footers {
 }
 
 /** How one file format's footers are read. */
-private[sparkclustering] trait FooterFormat {
+private[stats] trait FooterFormat {
   /** A reader of footers under `conf`, made once for a batch of files. Throws for a file it cannot
    *  read (the caller counts it unknown). */
   def reader(conf: Configuration): FileStatus => Footers.Footer
 }
 
-private[sparkclustering] object FooterFormat {
+private[stats] object FooterFormat {
   def of(format: String): Option[FooterFormat] = format.toLowerCase(java.util.Locale.ROOT) match {
     case "parquet" => Some(ParquetFooters)
     case "orc" => Some(OrcFooters)
@@ -224,7 +225,7 @@ private[sparkclustering] object FooterFormat {
 }
 
 /** Footers as a statistics source: every file whose footer can be read. */
-private[sparkclustering] final class FooterStatsSource(spark: SparkSession, conf: Configuration) extends FileStatsSource {
+private[stats] final class FooterStatsSource(spark: SparkSession, conf: Configuration) extends FileStatsSource {
   override def statsFor(files: IndexedSeq[FileStatus], fields: Seq[StructField], ctx: ReadContext): IndexedSeq[Option[FileStats]] =
     Footers.readFooters(spark, conf, ctx.format, files).map(_.map(_.toFileStats(fields, ctx)))
 }

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.io.IOException
 
@@ -18,7 +19,7 @@ import Footers._
 import Footers.FileKind._
 
 /** Orc footers: the file-level statistics of every top-level column, read by orc's own reader. */
-private[sparkclustering] object OrcFooters extends FooterFormat {
+private[stats] object OrcFooters extends FooterFormat {
 
   override def reader(conf: Configuration): FileStatus => Footer = {
     val footerConf = orcFooterConf(conf)

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.io.{ByteArrayInputStream, IOException}
 import java.nio.charset.StandardCharsets
@@ -25,7 +26,7 @@ import Footers.FileKind._
 /** Parquet footers: the thrift footer as written (typed min_value / max_value, exactness flags,
  *  column orders), every row group's chunk statistics merged per top-level column, and whether
  *  Spark rebases the file's datetimes (its writer metadata). */
-private[sparkclustering] object ParquetFooters extends FooterFormat {
+private[stats] object ParquetFooters extends FooterFormat {
 
   override def reader(conf: Configuration): FileStatus => Footer = parquetFooter(conf, _)
 

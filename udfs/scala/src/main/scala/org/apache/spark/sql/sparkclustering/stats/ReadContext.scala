@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.util.Locale
 
@@ -64,7 +65,7 @@ private[sparkclustering] object ReadContext {
   /** The settings under which `format` files are read with these relation options (a catalog
    *  table's storage properties). */
   def apply(spark: SparkSession, format: String, options: Map[String, String]): ReadContext = {
-    val session = ReclusterFiles.classic(spark)
+    val session = Sessions.classic(spark)
     val conf = session.sessionState.conf
     val hadoopConf = session.sessionState.newHadoopConfWithOptions(options)
     val caseSensitive = conf.caseSensitiveAnalysis

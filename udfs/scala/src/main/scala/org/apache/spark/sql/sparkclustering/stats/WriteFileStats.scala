@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package stats
 
 import java.net.URI
 
@@ -16,6 +17,9 @@ import org.apache.spark.sql.execution.datasources.DataSource
 import org.apache.spark.sql.functions.{count, lit, max, min}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
+import org.apache.spark.sql.sparkclustering.tables.DataFile
+import org.apache.spark.sql.sparkclustering.tables.DataFiles
 
 /** `select * from write_file_stats('db.t', rebuild)`: compute exact per-file statistics (Spark's own
  *  min / max / count over the rows) of the table's data files that the sidecar does not cover yet
@@ -23,7 +27,7 @@ import org.apache.spark.unsafe.types.UTF8String
  *  holding every live file. One row (table, files, files_scanned, sidecar, elapsed_ms, rows, bytes):
  *  rows and bytes add up the entries of the published generation (what clustered_table checks a
  *  new table's row count against). */
-case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunnableCommand {
+private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunnableCommand {
   import FileStatsStore._
   import FileStatsSidecar._
   import Footers._
@@ -42,17 +46,17 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     val started = System.nanoTime()
     def elapsed = (System.nanoTime() - started) / 1000000L
     val f = "write_file_stats"
-    val t = ReclusterFiles.table(spark, tableName)
+    val t = CatalogTables.table(spark, tableName)
     val format = formatOf(t).getOrElse(throw notAFileTable(f, tableName, t))
     val dataSchema = t.dataSchema
-    val conf = ReclusterFiles.hadoopConf(spark)
+    val conf = Sessions.hadoopConf(spark)
     val root = {
-      val r = ReclusterFiles.location(t)
+      val r = CatalogTables.location(t)
       r.getFileSystem(conf).makeQualified(r)
     }
     // the sidecar holds the files below the table's root (a partition elsewhere keeps its footers)
     // that have a modification time (part of the key)
-    val files = ReclusterFiles.dataFiles(spark, t).filter(_.modificationTime > 0)
+    val files = DataFiles.of(spark, t).filter(_.modificationTime > 0)
       .flatMap(d => relativePath(root, d.path).map(rel => EntryKey(rel, d.size, d.modificationTime) -> d))
     if (files.isEmpty) return Seq(Row(tableName, 0L, 0L, null, elapsed, 0L, 0L, Seq.empty[String]))
 
@@ -110,7 +114,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
    *  column order, ...) come back unknown from `Footer.toFileStats`, and that column is read
    *  instead. No entry for a file whose footer could not be read. */
   private def exactFromFooters(spark: SparkSession, conf: Configuration, format: String, columns: Seq[StructField],
-      ctx: ReadContext, files: Seq[(EntryKey, ReclusterFiles.DataFile)]): Map[EntryKey, Entry] = {
+      ctx: ReadContext, files: Seq[(EntryKey, DataFile)]): Map[EntryKey, Entry] = {
     if (files.isEmpty) return Map.empty
     val statuses = files.map { case (_, d) => new FileStatus(d.size, false, 0, 0L, d.modificationTime, d.path) }
     files.zip(readFooters(spark, conf, format, statuses)).flatMap {
@@ -132,9 +136,9 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
   /** One aggregation job: per file, count(*) and per column min, max, count(column). Files that
    *  changed or vanished since the listing yield no entry. */
   private def scan(spark: SparkSession, format: String, options: Map[String, String], dataSchema: StructType,
-      columns: Seq[StructField], root: Path, files: Seq[ReclusterFiles.DataFile], all: Boolean,
+      columns: Seq[StructField], root: Path, files: Seq[DataFile], all: Boolean,
       ctx: String): Map[EntryKey, Entry] = {
-    val reader = ReclusterFiles.classic(spark).read.format(format).options(options).schema(dataSchema)
+    val reader = Sessions.classic(spark).read.format(format).options(options).schema(dataSchema)
       // the files as they are: no partition inference, no globbing of names with [ ] * ?
       .option("recursiveFileLookup", "true")
       .option(DataSource.GLOB_PATHS_KEY, "false")
@@ -154,7 +158,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
       metadata.getField("file_modification_time")).agg(aggregates.head, aggregates.tail: _*)
     // Catalyst values as they are: no conversion through Java dates or decimals
     val rows: Array[InternalRow] = grouped.queryExecution.executedPlan.executeCollect()
-    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val fs = root.getFileSystem(Sessions.hadoopConf(spark))
     val listed = files.map(d => d.path.toUri.getPath -> d).toMap
     val withRows = rows.iterator.flatMap { r =>
       // _metadata.file_path is a URI string (percent-encoded); mtime is a timestamp in micros
@@ -181,7 +185,7 @@ case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunna
     // a file without a group holds no rows when it is still there as listed (else it vanished)
     // and its footer agrees (a path the job saw under another spelling must not pass for empty)
     val seen = withRows.keySet.map(_.path)
-    val conf = ReclusterFiles.hadoopConf(spark)
+    val conf = Sessions.hadoopConf(spark)
     val empty = files.flatMap(d => relativePath(root, d.path).filterNot(seen.contains).map(_ -> d)).flatMap {
       case (rel, d) =>
         Try(fs.getFileStatus(d.path)).toOption

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package workload
 
 import java.net.URLEncoder
 import java.nio.charset.StandardCharsets
@@ -18,6 +19,7 @@ import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
+import org.apache.spark.sql.sparkclustering.commit.ObjectStore
 
 /**
  * The queries a clustered table serves, observed at planning time, for `cluster_workload:
@@ -36,7 +38,7 @@ import org.apache.spark.sql.types._
  * with new boxes (docs/workload_layouts.md). Off with
  * spark.sparkclustering.workload.record=false; forget a table's history by deleting its directory.
  */
-object ObservedWorkload extends Logging {
+private[sparkclustering] object ObservedWorkload extends Logging {
   val MaxBoxes = 1000
   private val Slots = 4
   // one slot per JVM: JVMs of one application rarely race on a file, and a race loses counts only
@@ -63,7 +65,7 @@ object ObservedWorkload extends Logging {
 
   /** <database location>/_spark_clustering_workload/<url-encoded table name>. */
   def directory(spark: SparkSession, database: String, table: String): Path = {
-    val catalog = ReclusterFiles.classic(spark).sessionState.catalog
+    val catalog = Sessions.classic(spark).sessionState.catalog
     val db = catalog.getDatabaseMetadata(database)
     new Path(new Path(db.locationUri), "_spark_clustering_workload/" +
       URLEncoder.encode(table.toLowerCase(java.util.Locale.ROOT), StandardCharsets.UTF_8))
@@ -235,7 +237,7 @@ object ObservedWorkload extends Logging {
   private def merge(spark: SparkSession, database: String, table: String,
                     added: mutable.LinkedHashMap[String, (Long, Long)]): Unit = synchronized {
     val dir = directory(spark, database, table)
-    val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val fs = dir.getFileSystem(Sessions.hadoopConf(spark))
     val file = slotFile(dir)
     val boxes = read(fs, file)
     added.foreach { case (box, (queries, last)) => count(boxes, box, queries, last) }
@@ -271,9 +273,9 @@ object ObservedWorkload extends Logging {
   /** Every slot of the table merged: (box JSON, queries, last seen ms), most queried first. */
   def observed(spark: SparkSession, tableName: String): Seq[(String, Long, Long)] = {
     flush() // what this JVM counted so far
-    val ident = ReclusterFiles.classic(spark).sessionState.sqlParser.parseTableIdentifier(tableName)
+    val ident = Sessions.classic(spark).sessionState.sqlParser.parseTableIdentifier(tableName)
     val dir = directory(spark, ident.database.getOrElse(spark.catalog.currentDatabase), ident.table)
-    val fs = dir.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val fs = dir.getFileSystem(Sessions.hadoopConf(spark))
     val merged = mutable.LinkedHashMap.empty[String, (Long, Long)]
     if (fs.exists(dir)) {
       fs.listStatus(dir).filter(s => s.getPath.getName.startsWith("slot-")).foreach { s =>
@@ -286,7 +288,7 @@ object ObservedWorkload extends Logging {
 
 /** `select * from observed_workload('db.table')`: the boxes recorded for the table (box JSON,
  *  queries, last_seen), most queried first; no rows when nothing was recorded. */
-case class ObservedWorkloadRows(tableName: String) extends LeafRunnableCommand {
+private[sparkclustering] case class ObservedWorkloadRows(tableName: String) extends LeafRunnableCommand {
   override val output: Seq[Attribute] = Seq(
     AttributeReference("box", StringType, nullable = false)(),
     AttributeReference("queries", LongType, nullable = false)(),

@@ -1,4 +1,6 @@
 package org.apache.spark.sql.sparkclustering
+package commit
+package formats
 
 import org.apache.hadoop.fs.Path
 
@@ -22,7 +24,7 @@ import org.apache.spark.sql.SparkSession
  * files no snapshot references: the format's VACUUM / remove_orphan_files deletes them, as it
  * does for any failed write.
  */
-trait FormatTableRewrite extends TableRewrite {
+private[commit] trait FormatTableRewrite extends TableRewrite {
 
   /** The format's name (TableKind), in errors. */
   def kind: TableKind
@@ -41,7 +43,7 @@ trait FormatTableRewrite extends TableRewrite {
   /** Staging directories of interrupted runs under the table, with their metadata still there. */
   private def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
     val root = stagingParent(spark, tableName)
-    val fs = root.getFileSystem(ReclusterFiles.hadoopConf(spark))
+    val fs = root.getFileSystem(Sessions.hadoopConf(spark))
     if (!fs.exists(root)) Seq.empty
     else fs.listStatus(root).toSeq.filter(s => s.isDirectory && s.getPath.getName.matches(FormatTableRewrite.StagingDirName))
       .map(_.getPath).filter(p => fs.exists(stagingMetadata(p)))
@@ -85,11 +87,11 @@ trait FormatTableRewrite extends TableRewrite {
   private def dropStaging(spark: SparkSession, stagingTable: String, dir: Path): Unit = {
     TableRewrite.dropStagingTable(spark, stagingTable)
     val metadata = stagingMetadata(dir)
-    metadata.getFileSystem(ReclusterFiles.hadoopConf(spark)).delete(metadata, true)
+    metadata.getFileSystem(Sessions.hadoopConf(spark)).delete(metadata, true)
   }
 }
 
-object FormatTableRewrite {
+private[commit] object FormatTableRewrite {
   /** The table property in which clustered_table records the version its build committed (Delta
    *  log version, Iceberg snapshot id): the files that version added are one clustered run, which
    *  recluster() leaves alone while appends are clustered into it (instead of taking the whole
@@ -97,5 +99,5 @@ object FormatTableRewrite {
   val BuildVersion = "spark_clustering.build_version"
 
   /** A staging directory's name: `sc-l<level>-<run id>`, the level and run of the files in it. */
-  val StagingDirName: String = ReclusterFiles.RunPrefixPattern
+  val StagingDirName: String = CommitJournal.RunPrefixPattern
 }

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package curves
 
 import scala.util.Random
 

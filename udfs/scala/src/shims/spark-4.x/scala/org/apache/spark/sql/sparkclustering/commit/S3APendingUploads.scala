@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import scala.jdk.CollectionConverters._
 
@@ -10,7 +11,7 @@ import org.apache.hadoop.fs.s3a.commit.impl.CommitOperations
 /** The one file that uses hadoop-aws: S3A's pending multipart uploads, read, completed and aborted
  *  with S3A's own commit operations (those of its magic committer). Only `PendingUploads` calls it,
  *  after checking that the file system is S3A, so a session without hadoop-aws never loads it. */
-private[sparkclustering] object S3APendingUploads {
+private[commit] object S3APendingUploads {
 
   private def s3a(fs: FileSystem): S3AFileSystem = fs.asInstanceOf[S3AFileSystem]
 

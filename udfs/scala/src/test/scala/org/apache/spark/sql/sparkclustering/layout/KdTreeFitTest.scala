@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package layout
 
 import org.junit.Assert._
 import org.junit.Test

@@ -1,23 +1,19 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import java.net.URI
 import java.nio.charset.StandardCharsets
 
-import scala.collection.mutable
 import scala.util.Try
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.hadoop.fs.Path
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.TableIdentifier
-import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
-import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils}
 
 /**
- * The file-level half of `recluster()`: list a table's data files, commit a rewrite of some of
- * them, and recover from a crash in the middle of a commit. Plain parquet/orc tables have no
- * transaction log, so the commit is a journaled set of renames and deletes:
+ * The commit journal of a plain parquet/orc table's rewrite (PlainTableRewrite): such a table has
+ * no transaction log, so the commit is a journaled set of renames and deletes:
  *
  *   1. the macro writes the rewritten rows into `<location>/_sc_recluster_<run>/` (a name Spark's
  *      file listing skips, so readers never see staged files) and validates them;
@@ -35,7 +31,7 @@ import org.apache.spark.sql.catalyst.catalog.{CatalogTable, ExternalCatalogUtils
  * uploads to their final names (PendingUploads), and the journal's `complete` steps publish them
  * with one request each; the rest is the same.
  */
-object ReclusterFiles {
+private[sparkclustering] object CommitJournal {
 
   val StagingPrefix = "_sc_recluster_"
   val ManifestName = "_sc_manifest"
@@ -49,112 +45,6 @@ object ReclusterFiles {
 
   /** Whether `prefix` is `sc-l<level>-<run>` of the run `run`. */
   def isRunPrefix(prefix: String, run: String): Boolean = RunPrefix.unapplySeq(prefix).contains(List(run))
-
-  /** Spark's own rule (HadoopFSUtils.shouldFilterOutPathName): these names are not data; a
-   *  `._COPYING_` file is one being copied in (`hadoop fs -put`), not yet data either. */
-  def isHidden(name: String): Boolean =
-    (name.startsWith("_") && !name.contains("=")) || name.startsWith(".") || name.endsWith("._COPYING_")
-
-  /** `etag`: the store's ETag of the content, where the listing gives one. */
-  case class DataFile(path: Path, size: Long, modificationTime: Long, etag: Option[String] = None) {
-    /** Exactly what `_metadata.file_path` reports, so SQL can join on it: the URL-encoded URI,
-     *  without the empty authority Hadoop writes for local files (`file:/x`, not `file:///x`). */
-    def filePath: String = {
-      val uri = path.toUri
-      val text = uri.toString
-      if (uri.getAuthority == null || uri.getAuthority.isEmpty) text.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*):///", "$1:/")
-      else text
-    }
-  }
-
-  private[sparkclustering] def classic(spark: SparkSession): SparkLine.ClassicSession = SparkLine.classic(spark)
-
-  def table(spark: SparkSession, name: String): CatalogTable = {
-    val session = classic(spark)
-    val ident: TableIdentifier = session.sessionState.sqlParser.parseTableIdentifier(name)
-    session.sessionState.catalog.getTableMetadata(ident)
-  }
-
-  /** The table's metadata, or None when there is no such table (one metastore read; any other
-   *  failure is thrown). */
-  def tableIfExists(spark: SparkSession, ident: TableIdentifier): Option[CatalogTable] =
-    try Some(classic(spark).sessionState.catalog.getTableMetadata(ident)) catch {
-      case _: NoSuchTableException => None
-    }
-
-  def hadoopConf(spark: SparkSession): Configuration = classic(spark).sessionState.newHadoopConf()
-
-  def location(t: CatalogTable): Path = new Path(t.location)
-
-  /** Partition directory (relative, e.g. `day=2026-01-01`) -> its location, for partitioned tables. */
-  def partitionLocations(spark: SparkSession, t: CatalogTable): Map[String, Path] = {
-    if (t.partitionColumnNames.isEmpty) Map("" -> location(t))
-    else {
-      val catalog = classic(spark).sessionState.catalog
-      catalog.listPartitions(t.identifier).map { p =>
-        t.partitionColumnNames.map(c => ExternalCatalogUtils.getPartitionPathString(c, p.spec(c)))
-          .mkString("/") -> new Path(p.location)
-      }.toMap
-    }
-  }
-
-  /** Every file below `root` that Spark would read (recursive, hidden names skipped), with its
-   *  directory relative to `root` ("" for root itself, else e.g. `day=1`). */
-  def visibleFiles(conf: Configuration, root: Path): Seq[(FileStatus, String)] = {
-    val fs = root.getFileSystem(conf)
-    val found = mutable.ArrayBuffer[(FileStatus, String)]()
-    def walk(dir: Path, rel: String): Unit =
-      fs.listStatus(dir).filterNot(s => isHidden(s.getPath.getName)).foreach { s =>
-        if (s.isDirectory) walk(s.getPath, if (rel.isEmpty) s.getPath.getName else s"$rel/${s.getPath.getName}")
-        else found += ((s, rel))
-      }
-    if (fs.exists(root)) walk(root, "")
-    found.toSeq
-  }
-
-  /** Every data file Spark reads for the table: its location and every partition's location. */
-  def dataFiles(spark: SparkSession, t: CatalogTable): Seq[DataFile] = {
-    val conf = hadoopConf(spark)
-    val roots = (Seq(location(t)) ++ partitionLocations(spark, t).values).distinct
-    val seen = mutable.LinkedHashMap[String, DataFile]()
-    roots.foreach { root =>
-      val qualified = root.getFileSystem(conf).makeQualified(root)
-      visibleFiles(conf, qualified).foreach { case (status, _) =>
-        seen.getOrElseUpdate(status.getPath.toString,
-          DataFile(status.getPath, status.getLen, status.getModificationTime, FileStatsStore.etagOf(status)))
-      }
-    }
-    seen.values.toSeq
-  }
-
-  /** Test hook (conf spark.sparkclustering.test.pauseAt), inert unless set. `<step>`: print where we
-   *  are and sleep, to be killed (`kill -9`) at that step. `<step>:fail`: throw "injected failure at
-   *  <step>" (what the macros' test hook 'fail' raises). `<step>:wait`: set the session conf
-   *  spark.sparkclustering.test.reached=<step> and wait (at most 10 minutes) until a test sets
-   *  spark.sparkclustering.test.release=<step>, so it can run a concurrent writer at that step.
-   *  Without a session (the unit suites replay journals without one) there is no hook. */
-  def pausePoint(spark: SparkSession, step: String): Unit =
-    Option(spark).fold("")(s => SparkClusteringConf.TestPauseAt.get(s)) match {
-      case `step` =>
-        System.out.println(s"spark_clustering: paused at $step")
-        System.out.flush()
-        Thread.sleep(600000L)
-        throw new IllegalStateException(s"spark_clustering: still alive 10 minutes after pausing at $step")
-      case held if held == s"$step:fail" =>
-        throw new IllegalStateException(s"spark_clustering: injected failure at $step (test hook)")
-      case held if held == s"$step:wait" =>
-        spark.conf.set(SparkClusteringConf.TestReached.key, step)
-        val deadline = System.currentTimeMillis() + 600000L
-        while (SparkClusteringConf.TestRelease.get(spark) != step) {
-          if (System.currentTimeMillis() > deadline) {
-            throw new IllegalStateException(s"spark_clustering: nobody released $step within 10 minutes")
-          }
-          Thread.sleep(20L)
-        }
-      case _ =>
-    }
-
-  // ---- journal ------------------------------------------------------------------------------
 
   /** A staged file moved into the table; `size` is the staged file's size when it was validated. */
   sealed trait Step
@@ -224,19 +114,6 @@ object ReclusterFiles {
       "the rows of every file still present. Delete that directory once inspected."
   }
 
-  /** Run `f` over `items` on up to 16 threads: the moves (and the deletes) of a commit land close
-   *  together, which keeps the window in which a reader's listing sees both old and new files short. */
-  private[sparkclustering] def parallel[T](items: Seq[T])(f: T => Unit): Unit = {
-    if (items.size <= 1) items.foreach(f)
-    else {
-      val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(16, items.size))
-      try {
-        val futures = items.map(i => pool.submit(new java.util.concurrent.Callable[Unit] { def call(): Unit = f(i) }))
-        futures.foreach(fu => try fu.get() catch { case e: java.util.concurrent.ExecutionException => throw e.getCause })
-      } finally pool.shutdown()
-    }
-  }
-
   /** Apply the journal; safe to repeat after a crash at any point of an earlier attempt, and never
    *  deletes a replaced file unless every new file is in place. `deleteDelayMillis`: how long the
    *  replaced files stay after the new ones are in place (SparkClusteringConf.CommitDeleteDelaySeconds). */
@@ -255,11 +132,11 @@ object ReclusterFiles {
     def undo(why: String): Option[Outcome] = {
       if (deletes.forall(d => exists(d.path))) {
         // nothing replaced is gone yet: undo what was published, the old files hold every row
-        parallel(moves.filter(m => !exists(m.from)) ++ completes) { step =>
+        Parallel.foreach(moves.filter(m => !exists(m.from)) ++ completes) { step =>
           val to = step match { case m: Move => m.to case c: Complete => c.to case _ => null }
           if (to != null && exists(to)) to.getFileSystem(conf).delete(to, false)
         }
-        parallel(toComplete)(c => Try(PendingUploads.abort(c.pending.getFileSystem(conf), c.pending)))
+        Parallel.foreach(toComplete)(c => Try(PendingUploads.abort(c.pending.getFileSystem(conf), c.pending)))
         Some(RolledBack(why))
       } else None
     }
@@ -284,12 +161,12 @@ object ReclusterFiles {
     // bucket lifecycle rule) is reported after the others, before any replaced file is deleted.
     val failed = new java.util.concurrent.ConcurrentLinkedQueue[String]()
     val completedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
-    parallel(toComplete) { c =>
+    Parallel.foreach(toComplete) { c =>
       val fs = c.pending.getFileSystem(conf)
       try PendingUploads.complete(fs, c.pending) catch {
         case e: java.io.IOException if !sizeOf(c.to).contains(c.size) => failed.add(s"${c.to}: ${e.getMessage}")
       }
-      if (completedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
+      if (completedFirst.compareAndSet(false, true)) TestPausePoints.at(spark, "after_first_move")
     }
     if (!failed.isEmpty) {
       val why = s"${failed.size} pending upload(s) could not be completed, e.g. ${failed.peek()}"
@@ -298,7 +175,7 @@ object ReclusterFiles {
     val dirs = pending.map(_.to.getParent).distinct
     dirs.foreach(d => d.getFileSystem(conf).mkdirs(d))
     val movedFirst = new java.util.concurrent.atomic.AtomicBoolean(false)
-    parallel(pending) { case Move(from, to, size) =>
+    Parallel.foreach(pending) { case Move(from, to, size) =>
       val fs = from.getFileSystem(conf)
       val existing = Try(fs.getFileStatus(to).getLen).toOption
       if (existing.exists(s => size >= 0 && s == size)) {
@@ -312,15 +189,15 @@ object ReclusterFiles {
         def movedByOther = !fs.exists(from) && Try(fs.getFileStatus(to).getLen).toOption.exists(s => size < 0 || s == size)
         if (!renamed && !movedByOther) throw new IllegalStateException(s"spark_clustering: could not move $from to $to")
       }
-      if (movedFirst.compareAndSet(false, true)) pausePoint(spark, "after_first_move")
+      if (movedFirst.compareAndSet(false, true)) TestPausePoints.at(spark, "after_first_move")
     }
-    pausePoint(spark, "after_moves")
+    TestPausePoints.at(spark, "after_moves")
     // scans planned meanwhile by readers with the extension read the new files (InFlightCommits);
     // the delay lets scans planned before the commit finish reading the old ones
     if (deleteDelayMillis > 0 && deletes.nonEmpty) Thread.sleep(deleteDelayMillis)
     val deleted = new java.util.concurrent.atomic.AtomicInteger(0)
     val (stored, local) = deletes.partition(d => ObjectStore.is(d.path.getFileSystem(conf)))
-    parallel(local) { case Delete(path) =>
+    Parallel.foreach(local) { case Delete(path) =>
       val fs = path.getFileSystem(conf)
       if (fs.exists(path) && fs.delete(path, false)) deleted.incrementAndGet()
     }
@@ -330,26 +207,7 @@ object ReclusterFiles {
     stored.groupBy(_.path.getParent).foreach { case (dir, inDir) =>
       deleted.addAndGet(SparkLine.deleteAll(dir.getFileSystem(conf), dir, inDir.map(_.path)))
     }
-    pausePoint(spark, "after_deletes")
+    TestPausePoints.at(spark, "after_deletes")
     RolledForward(pending.size + toComplete.size, deleted.get)
   }
-
-  // ---- leases ---------------------------------------------------------------------------------
-
-  /** The lease of a table name: `<database location>/_sc_leases/<table>`. It survives the renames
-   *  of clustered_table's swap (which move a managed table's directory). */
-  def nameLeaseDir(spark: SparkSession, tableName: String): Path = {
-    val session = classic(spark)
-    val ident = session.sessionState.sqlParser.parseTableIdentifier(tableName)
-    val catalog = session.sessionState.catalog
-    val db = ident.database.getOrElse(catalog.getCurrentDatabase)
-    new Path(new Path(catalog.getDatabaseMetadata(db).locationUri), s"_sc_leases/${ident.table.toLowerCase}")
-  }
-
-  /** The lease of a table's location: `<location>/_sc_lease`, shared by every catalog whose table
-   *  points there. */
-  def locationLeaseDir(t: CatalogTable): Path = new Path(location(t), "_sc_lease")
-
-  def refreshTable(spark: SparkSession, t: CatalogTable): Unit =
-    classic(spark).catalog.refreshTable(t.identifier.unquotedString)
 }

@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package skipping
 
 import scala.util.Random
 
@@ -11,6 +12,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import FileSkippingPredicate.Possible
+import org.apache.spark.sql.sparkclustering.stats.ColumnStats
+import org.apache.spark.sql.sparkclustering.stats.FileStats
 
 /** The min/max evaluator of data skipping: SQL's three-valued logic over a file's statistics. The
  *  expected facts are worked out by hand from SQL's semantics; the random check takes Spark's own

@@ -1,4 +1,6 @@
 package org.apache.spark.sql.sparkclustering
+package commit
+package formats
 
 import org.apache.hadoop.fs.Path
 
@@ -8,9 +10,11 @@ import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLo
   NoMapping, Snapshot}
 import org.apache.spark.sql.delta.actions.{Action, AddFile, CommitInfo}
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
+import org.apache.spark.sql.sparkclustering.tables.CatalogTables
+import org.apache.spark.sql.sparkclustering.tables.DataFile
 
 /** TableRewrite of a Delta Lake table (see FormatTableRewrite): one OPTIMIZE commit, dataChange = false. */
-object DeltaTableRewrite extends FormatTableRewrite {
+private[commit] object DeltaTableRewrite extends FormatTableRewrite {
 
   private def deltaLog(spark: SparkSession, t: CatalogTable): DeltaLog = DeltaLog.forTable(spark, t)
 
@@ -18,12 +22,12 @@ object DeltaTableRewrite extends FormatTableRewrite {
 
   /** What `_metadata.file_path` reports for the file. */
   private def filePath(log: DeltaLog, add: AddFile): String =
-    ReclusterFiles.DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
+    DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
 
   override val kind: TableKind = TableKind.Delta
 
   override def dataFiles(spark: SparkSession, tableName: String): TableFiles = {
-    val t = ReclusterFiles.table(spark, tableName)
+    val t = CatalogTables.table(spark, tableName)
     val log = deltaLog(spark, t)
     val snapshot = latest(log, t)
     val built = builtFiles(log, t, snapshot)
@@ -48,7 +52,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
   private val WholeTableWrites = Set("CREATE TABLE AS SELECT", "REPLACE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT")
 
   override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = {
-    val t = ReclusterFiles.table(spark, tableName)
+    val t = CatalogTables.table(spark, tableName)
     val log = deltaLog(spark, t)
     scala.util.Try(DeltaLogCalls.changes(log, version, t).toSeq.flatMap(_._2)).toOption.flatMap { actions =>
       val adds = actions.collect { case a: AddFile => a }
@@ -73,7 +77,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
 
   override def commitStaged(spark: SparkSession, tableName: String, stagingTable: String, stagingDir: Path,
       readVersion: Long, validatedRows: Long, replaced: Seq[String], clusterBy: Seq[String]): RewriteOutcome = {
-    val t = ReclusterFiles.table(spark, tableName)
+    val t = CatalogTables.table(spark, tableName)
     val log = deltaLog(spark, t)
     val stagingLog = DeltaLog.forTable(spark, stagingDir)
     val staged = stagingLog.update(false, None, None)
@@ -116,7 +120,7 @@ object DeltaTableRewrite extends FormatTableRewrite {
     val now = System.currentTimeMillis()
     val added = staged.allFiles.collect().toSeq.map(a => a.copy(path = s"$dir/${a.path}", dataChange = false))
     val actions: Seq[Action] = removed.map(_.removeWithTimestamp(now, false)) ++ added
-    ReclusterFiles.pausePoint(spark, "before_format_commit")
+    TestPausePoints.at(spark, "before_format_commit")
     try {
       txn.commit(actions, DeltaOperations.Optimize(Seq.empty, clusterBy))
     } catch {
@@ -131,5 +135,5 @@ object DeltaTableRewrite extends FormatTableRewrite {
   override def stagingMetadata(stagingDir: Path): Path = new Path(stagingDir, "_delta_log")
 
   override def stagingParent(spark: SparkSession, tableName: String): Path =
-    ReclusterFiles.location(ReclusterFiles.table(spark, tableName))
+    CatalogTables.location(CatalogTables.table(spark, tableName))
 }

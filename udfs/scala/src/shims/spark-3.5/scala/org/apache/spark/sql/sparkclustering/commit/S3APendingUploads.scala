@@ -1,4 +1,5 @@
 package org.apache.spark.sql.sparkclustering
+package commit
 
 import scala.jdk.CollectionConverters._
 
@@ -11,7 +12,7 @@ import org.apache.hadoop.fs.s3a.commit.files.SinglePendingCommit
  *  run inside a commit context, with AWS SDK v1 types): S3A's pending multipart uploads, read,
  *  completed and aborted with S3A's own commit operations (those of its magic committer). Only
  *  `PendingUploads` calls it, after checking that the file system is S3A. */
-private[sparkclustering] object S3APendingUploads {
+private[commit] object S3APendingUploads {
 
   private def s3a(fs: FileSystem): S3AFileSystem = fs.asInstanceOf[S3AFileSystem]
 

@@ -1,4 +1,6 @@
 package org.apache.spark.sql.sparkclustering
+package commit
+package formats
 
 import scala.jdk.CollectionConverters._
 
@@ -10,7 +12,7 @@ import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.SparkSession
 
 /** TableRewrite of an Iceberg table (see FormatTableRewrite): RewriteFiles validated from the snapshot read. */
-object IcebergTableRewrite extends FormatTableRewrite {
+private[commit] object IcebergTableRewrite extends FormatTableRewrite {
 
   private def load(spark: SparkSession, name: String): Table = {
     val table = Spark3Util.loadIcebergTable(spark, name)
@@ -100,7 +102,7 @@ object IcebergTableRewrite extends FormatTableRewrite {
       .set("spark_clustering.cluster_by", clusterBy.mkString(","))
     removed.foreach(t => rewrite.deleteFile(t.file()))
     added.foreach(f => rewrite.addFile(f))
-    ReclusterFiles.pausePoint(spark, "before_format_commit")
+    TestPausePoints.at(spark, "before_format_commit")
     try rewrite.commit() catch {
       case e @ (_: ValidationException | _: CommitFailedException) =>
         return RewriteOutcome.aborted(s"Iceberg refused the commit: ${e.getClass.getSimpleName}: " +

@@ -1,0 +1,39 @@
+package org.apache.spark.sql.sparkclustering
+package skipping
+
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.util.collection.BitSet
+
+/** The rule's scan node (see DataSkippingScan) with FileSourceScanExec's constructor of Spark 3.5 (before its streaming source). */
+private[skipping] class DataSkippingScanExec(
+    relation: HadoopFsRelation,
+    output: Seq[Attribute],
+    requiredSchema: StructType,
+    partitionFilters: Seq[Expression],
+    optionalBucketSet: Option[BitSet],
+    optionalNumCoalescedBuckets: Option[Int],
+    dataFilters: Seq[Expression],
+    tableIdentifier: Option[TableIdentifier],
+    disableBucketedScan: Boolean)
+  extends FileSourceScanExec(relation, output, requiredSchema, partitionFilters, optionalBucketSet,
+    optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan) with DataSkippingScan {
+
+  // Spark's rules that change a scan's bucketing (DisableUnnecessaryBucketedScan,
+  // CoalesceBucketsInJoin) call copy(...): keep this class.
+  override def copy(relation: HadoopFsRelation, output: Seq[Attribute], requiredSchema: StructType,
+      partitionFilters: Seq[Expression], optionalBucketSet: Option[BitSet], optionalNumCoalescedBuckets: Option[Int],
+      dataFilters: Seq[Expression], tableIdentifier: Option[TableIdentifier],
+      disableBucketedScan: Boolean): FileSourceScanExec =
+    new DataSkippingScanExec(relation, output, requiredSchema, partitionFilters, optionalBucketSet,
+      optionalNumCoalescedBuckets, dataFilters, tableIdentifier, disableBucketedScan)
+}
+
+private[skipping] object DataSkippingScanExec {
+  def apply(s: FileSourceScanExec): DataSkippingScanExec = new DataSkippingScanExec(s.relation, s.output,
+    s.requiredSchema, s.partitionFilters, s.optionalBucketSet, s.optionalNumCoalescedBuckets, s.dataFilters,
+    s.tableIdentifier, s.disableBucketedScan)
+}
