@@ -26,9 +26,16 @@ if os.environ.get("DBT_TARGET_PATH") is None:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def session_work():
+    """The warehouse and metastore the suite's session opens (test_spark_line's recluster kill
+    leaves a killed process's table there before the session starts, which recovers it)."""
+    return LINE_WORK / "session"
+
+
+@pytest.fixture(scope="session")
+def spark(session_work):
     assert JAR.exists(), f"{JAR} is missing: scripts/setup --all-lines builds it"
-    session = get_spark(LINE_WORK / "session", app_name=f"spark_clustering_line_{SPARK_LINE}")
+    session = get_spark(session_work, app_name=f"spark_clustering_line_{SPARK_LINE}")
     yield session
     session.stop()
     shutil.rmtree(LINE_WORK, ignore_errors=True)

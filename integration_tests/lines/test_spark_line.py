@@ -6,6 +6,8 @@ step loses no row, the writer lease excludes a second writer, and a jar built fo
 the session's start naming both lines and the jar to load."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import random
@@ -21,12 +23,58 @@ from spark_clustering_dev import lines
 from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import JAR, SPARK_LINE
+from spark_clustering_dev.recluster_case import actual, expected, leftovers
 from spark_clustering_dev.spark import confs
 from spark_clustering_udfs import reference
 
 SEED = int(os.environ.get("SPARK_CLUSTERING_LINE_SEED", time.time_ns() % 100_000))
 KILL_STEPS = ["after_staging_write", "after_validate", "after_manifest", "after_first_move", "after_moves",
               "after_deletes"]
+
+
+def test_a_recluster_killed_at_a_random_step_loses_nothing(request, session_work, tmp_path):
+    """The incremental model's append + recluster in a child process (its own Spark of this line),
+    killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
+    journal, forward after it) and the rows are exactly the batches'. The next run is the suite's
+    own session, a process started after the kill over the killed one's warehouse and metastore
+    (so this test comes first in the file): one JVM start and full dbt parse fewer than a second
+    child, whose run the suite's later tests then share. (Run after the session started, e.g.
+    alone by -k, the next run is a second child.)"""
+    from pyspark import SparkContext
+
+    step = random.Random(SEED).choice(KILL_STEPS)
+    gate = {"max_average_depth": 1.5}
+    model = ["run", "--select", "recluster_case"]
+    schema = "it_line_kill"
+
+    def run(start, end, **extra):
+        return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
+                                       "rc_recluster": gate, **extra}}
+
+    in_session = SparkContext._active_spark_context is None
+    pause_sql, hook, marker = pause_at(step)
+    base = {"work": str(session_work if in_session else tmp_path / "child"), "schema": schema}
+    code, out = run_child({**base, "steps": [run(0, 8000), *pause_sql, run(8000, 11000, **hook)]}, kill_at=marker)
+    assert code == -signal.SIGKILL, out[-3000:]
+    recovery = run(11000, 12000, spark_clustering_recluster=False)
+    if in_session:
+        spark = request.getfixturevalue("spark")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):  # dbt's log lines, the recovery's among them
+            run_dbt(recovery["dbt"], schema=schema, vars=recovery["vars"])
+        out = printed.getvalue()
+        check = {"rows_match": actual(spark, f"{schema}.rc_line") == expected(spark, [(0, 12000)]),
+                 "leftovers": leftovers(spark, schema, "rc_line")}
+    else:
+        code, out = run_child({**base, "steps": [recovery, {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]},
+                              kill_at=None)
+        assert code == 0, out[-4000:]
+        [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
+    recovered = [x for x in out.splitlines() if "interrupted run" in x]
+    print(f"[line {SPARK_LINE}] killed at {step} (seed {SEED}): {recovered[:1]}; {check}")
+    assert check["rows_match"] and check["leftovers"] == [], (step, SEED, check)
+    want = "rolled back" if step in MACRO_STEPS else "rolled forward"
+    assert recovered and want in recovered[0], (step, SEED, recovered)
 
 
 def test_it_runs_the_line_it_was_built_for(spark):
@@ -100,33 +148,6 @@ def test_the_one_pass_kdtree_fit_cuts_the_trees_of_the_sql_fit(spark, schema):
                                              "workload": workload}, schema=schema)
     assert [len(tree["cuts"]) for tree in out["native"]] == [7, 7], out
     assert out["native"] == out["sql"], out
-
-
-def test_a_recluster_killed_at_a_random_step_loses_nothing(tmp_path):
-    """The incremental model's append + recluster in a child process (its own Spark of this line),
-    killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
-    journal, forward after it) and the rows are exactly the batches'."""
-    step = random.Random(SEED).choice(KILL_STEPS)
-    gate = {"max_average_depth": 1.5}
-    model = ["run", "--select", "recluster_case"]
-
-    def run(start, end, **extra):
-        return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
-                                       "rc_recluster": gate, **extra}}
-
-    pause_sql, hook, marker = pause_at(step)
-    base = {"work": str(tmp_path / "child"), "schema": "it_line_kill"}
-    code, out = run_child({**base, "steps": [run(0, 8000), *pause_sql, run(8000, 11000, **hook)]}, kill_at=marker)
-    assert code == -signal.SIGKILL, out[-3000:]
-    code, out = run_child({**base, "steps": [run(11000, 12000, spark_clustering_recluster=False),
-                                            {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]}, kill_at=None)
-    assert code == 0, out[-4000:]
-    [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
-    recovered = [x for x in out.splitlines() if "interrupted run" in x]
-    print(f"[line {SPARK_LINE}] killed at {step} (seed {SEED}): {recovered[:1]}; {check}")
-    assert check["rows_match"] and check["leftovers"] == [], (step, SEED, check)
-    want = "rolled back" if step in MACRO_STEPS else "rolled forward"
-    assert recovered and want in recovered[0], (step, SEED, recovered)
 
 
 def test_the_writer_lease_lets_one_writer_hold_a_table(spark, schema):

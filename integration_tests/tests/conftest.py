@@ -121,25 +121,39 @@ def dbt(spark, dbt_schema):
     return _run
 
 
-# The modules that take longest (several child processes or dbt runs of their own each), measured
-# with --durations: scheduled first, so with 2 workers (scripts/test) none of them is left running
-# alone at the end. Every other module keeps its place.
-SLOW_MODULES = ["test_recluster_kill", "test_format_tables_killed", "test_data_skipping", "test_skipping_read_settings", "test_concurrent_dbt",
-                "test_commit_races", "test_cluster_e2e", "test_skipping_three_valued", "test_object_store"]
+# The order pytest-xdist hands modules to scripts/test's 2 workers (--dist loadfile: the next module
+# in this order goes to the first worker with (nearly) nothing left): longest first, so neither
+# worker is left running a long module alone at the end. Seconds per module on a CI worker (the
+# "seconds per module, per worker" this file prints), the modules not named here (under a minute
+# each) after them in name order. Then the format modules, last on their worker (see rank), and
+# last of all the modules that use no session of the worker's (their child processes and servers
+# have their own): either worker can take them after its format module, which fills the end.
+MODULE_SECONDS = {
+    "test_recluster_kill": 760, "test_data_skipping": 530, "test_format_tables_killed": 390,
+    "test_object_store": 287, "test_thrift_server": 275, "test_skipping_read_settings": 267,
+    "test_clustered_table_edges": 232, "test_cluster_e2e": 225, "test_recluster": 184, "test_commit_races": 158,
+    "test_skipping_three_valued": 100,
+}
+SESSIONLESS_LAST = ["test_concurrent_dbt"]
 
 
 def pytest_collection_modifyitems(items):
     def rank(item):
         name = item.module.__name__.rsplit(".", 1)[-1]
         table_format = getattr(item.module, "TABLE_FORMAT", "hive")
-        # Last: a plain module never runs after a format session in the same process (in an Iceberg
-        # session, DROP TABLE of a plain table drops it from the metastore but leaves its files, so
-        # a module's drop-and-create of its own tables would fail with LOCATION_ALREADY_EXISTS)
+        if name in SESSIONLESS_LAST:
+            return (3, SESSIONLESS_LAST.index(name), "")
+        # After every plain module: a plain module never runs after a format session in the same
+        # process (in an Iceberg session, DROP TABLE of a plain table drops it from the metastore
+        # but leaves its files, so a module's drop-and-create of its own tables would fail with
+        # LOCATION_ALREADY_EXISTS). Delta's (the longer) first.
         if table_format != "hive":
-            return (2, table_format)
-        return (0, SLOW_MODULES.index(name)) if name in SLOW_MODULES else (1, "")
+            return (2, 0 if table_format == "delta" else 1, "")
+        if name in MODULE_SECONDS:
+            return (0, -MODULE_SECONDS[name], name)
+        return (1, 0, name)
 
-    items.sort(key=rank)  # stable: the order inside a module, and of the other modules, is kept
+    items.sort(key=rank)  # stable: the order inside a module is kept
 
 
 # Seconds per module and per worker (setup + call + teardown of its tests, in the order the worker

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
 from spark_clustering_dev.recluster_case import DATA_COLUMNS, ROW_SQL, MODEL
 from spark_clustering_dev.thrift import ThriftServer
@@ -130,13 +131,6 @@ def staging_left(server, table) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.name.startswith(("_sc_recluster_", "_sc_damaged_"))) + tables
 
 
-def run(server, name, args, vars_) -> DbtProcess:
-    p = DbtProcess(server, name, args, vars_)
-    code = p.finish()
-    assert code == 0, p.errors()
-    return p
-
-
 def paused_writer(server, name, args, vars_, seconds) -> DbtProcess:
     """A dbt process held inside its recluster, after validation, for `seconds`: it holds the lease."""
     p = DbtProcess(server, name, args, {**vars_, "spark_clustering_test_hooks": {"recluster.after_validate": {"pause": seconds}}})
@@ -144,9 +138,17 @@ def paused_writer(server, name, args, vars_, seconds) -> DbtProcess:
     return p
 
 
+def in_process(server, args, vars_) -> None:
+    """`dbt <args>` in this process, alone on the table (no other writer yet): the table's setup
+    before the two processes race. A dbt process of its own parses the whole project first (a
+    changed --vars rules out partial parsing: 8-14 s of CPU on a busy machine); here dbt's
+    per-process parse caches apply."""
+    run_dbt(args, target="thrift", schema=SCHEMA, vars=vars_, env=server.dbt_env())
+
+
 def seeded(server, alias, rows) -> str:
     """The model built as `alias` with ids [0, rows); returns its table."""
-    run(server, "seed", ["run", "--select", MODEL], model_vars(alias, 0, rows))
+    in_process(server, ["run", "--select", MODEL], model_vars(alias, 0, rows))
     return f"{SCHEMA}.{alias}"
 
 
@@ -171,7 +173,7 @@ def test_two_runs_of_one_recluster_model_second_waits_and_no_row_is_lost(server)
 def test_recluster_and_a_clustered_table_rebuild_of_the_same_table(server):
     alias = "cc_rebuild"
     table = seeded(server, alias, 6000)
-    run(server, "append", ["run", "--select", MODEL], model_vars(alias, 6000, 8000, spark_clustering_recluster=False))
+    in_process(server, ["run", "--select", MODEL], model_vars(alias, 6000, 8000, spark_clustering_recluster=False))
     recluster = paused_writer(server, "recluster", ["run-operation", "recluster", "--args",
                                                     json.dumps({"relation": table})], model_vars(alias, 0, 0), 12)
     rebuild = DbtProcess(server, "rebuild", ["run", "--select", MODEL],

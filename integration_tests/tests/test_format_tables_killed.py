@@ -20,7 +20,8 @@ import pytest
 from harness.format_table_cases import ROWS
 from spark_clustering_dev.paths import INTEGRATION_TESTS
 
-FORMATS = pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+# the recluster round's table (the rebuild round's is `killed`, in the same schema)
+RECLUSTERED = "rkilled"
 
 
 def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0.0) -> str:
@@ -44,7 +45,7 @@ def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     if kill_after_marker:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + 600
         while not marked.is_set() and proc.poll() is None and time.monotonic() < deadline:
             marked.wait(0.2)
         assert marked.is_set(), "".join(lines[-60:])
@@ -64,32 +65,82 @@ def _fingerprints(output: str) -> list[list[int]]:
     return [json.loads(line.split(": ", 1)[1]) for line in found]
 
 
-@FORMATS
-def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format, tmp_path):
-    """`kill -9` of the process (dbt + its Spark JVM) at a random moment of a rebuild: a new process
-    reads exactly the old build's rows or the new one's, and its own rebuild goes through (no lock,
-    staging or log entry of the killed run stands in its way). One round per run (two Spark JVMs
-    each), a new moment every run: SPARK_CLUSTERING_KILL_SEED repeats one."""
+def _seed() -> int:
+    return int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
 
-    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
 
-    schema = f"it_kill_{table_format}"
-    work = tmp_path / "work"
-    fraction = random.Random(seed).uniform(0.0, 1.0)  # of the first build's time
-    sources_sql = [{"sql": f"create database if not exists {schema}"}] + [
+def _sources_sql(schema: str, names_and_starts: list[tuple[str, int, int]]) -> list[dict]:
+    return [{"sql": f"create database if not exists {schema}"}] + [
         {"sql": f"""create table {schema}.{name} using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
-                    from range({lo}, {lo + ROWS})"""} for name, lo in [("uniform", 0), ("shifted", 7 * ROWS)]]
+                    from range({lo}, {hi})"""} for name, lo, hi in names_and_starts]
+
+
+@pytest.fixture(scope="module", params=["delta", "iceberg"])
+def table_format(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def rounds(table_format, tmp_path_factory) -> dict:
+    """Both kill rounds of a format in three child processes over one warehouse, not four: the
+    process that recovers the killed rebuild (and rebuilds) then sets up the recluster round and is
+    killed in it, and a third recovers that. A child's start and its first dbt parse are most of a
+    round's time. Returns each round's seed, kill fraction and the outputs the tests check."""
+    work = tmp_path_factory.mktemp(f"killed-{table_format}") / "work"
+    schema = f"it_kill_{table_format}"
+    base = {"work": str(work), "schema": schema, "table_format": table_format}
+
+    # the rebuild round
+    rebuild_seed = _seed()
+    rebuild_fraction = random.Random(rebuild_seed).uniform(0.0, 1.0)  # of the first build's time
 
     def run_model(source):
         return {"dbt": ["run", "--select", "cluster_case"],
                 "vars": {"case_source": f"{schema}.{source}", "case_alias": "killed", "case_format": table_format,
                          "case_num_files": 4, "case_cluster_by": ["a"]}}
 
-    base = {"work": str(work), "schema": schema, "table_format": table_format}
-    _child({**base, "steps": [*sources_sql, {"say": "building"}, run_model("uniform"), {"say": "rebuilding"},
-                              run_model("shifted")]}, kill_after_marker="rebuilding", fraction=fraction)
+    _child({**base, "steps": [
+        *_sources_sql(schema, [("uniform", 0, ROWS), ("shifted", 7 * ROWS, 8 * ROWS)]), {"say": "building"},
+        run_model("uniform"), {"say": "rebuilding"}, run_model("shifted")]},
+        kill_after_marker="rebuilding", fraction=rebuild_fraction)
     tables = [f"{schema}.killed", f"{schema}.uniform", f"{schema}.shifted"]
-    out = _child({**base, "steps": [{"fingerprints": tables}, run_model("shifted"), {"fingerprints": tables}]})
+    rebuild_recovery = [{"fingerprints": tables}, run_model("shifted"), {"fingerprints": tables}]
+
+    # the recluster round (tables of its own beside the rebuild round's), set up and killed by the
+    # process that recovered the rebuild round
+    recluster_seed = _seed()
+    recluster_fraction = random.Random(recluster_seed).uniform(0.0, 0.8)  # of a build's time: a recluster takes a little less
+    table = f"{schema}.{RECLUSTERED}"
+    case = {"case_source": f"{schema}.r_uniform", "case_alias": RECLUSTERED, "case_format": table_format,
+            "case_file_rows": ROWS // 4, "case_cluster_by": ["a"]}
+    recluster_steps = [
+        *_sources_sql(schema, [("r_uniform", 0, ROWS), ("r_more", ROWS, ROWS + ROWS // 5)]),
+        {"say": "building"}, {"dbt": ["run", "--select", "cluster_case"], "vars": case},
+        {"sql": f"insert into {table} select /*+ repartition(4) */ id, a from {schema}.r_more"},
+        {"say": "reclustering"},
+        {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table})],
+         "vars": case}]
+    both = _child({**base, "steps": rebuild_recovery + recluster_steps},
+                  kill_after_marker="reclustering", fraction=recluster_fraction)
+    rebuilt, killed = both.split("recluster_child_say: building\n", 1)
+    expected = f"{schema}.r_expected"
+    recovered = _child({**base, "steps": [
+        {"sql": f"create or replace view {expected} as select * from {schema}.r_uniform union all select * from {schema}.r_more"},
+        {"fingerprints": [table, expected]},
+        {"dbt": ["run-operation", "spark_clustering.recluster", "--args",
+                 json.dumps({"relation": table, "final": True})], "vars": case},
+        {"fingerprints": [table, expected]},
+        {"sql": f"show tables in {schema}"}]})
+    return {"work": work, "rebuild": (rebuild_seed, rebuild_fraction, rebuilt),
+            "recluster": (recluster_seed, recluster_fraction, killed, recovered)}
+
+
+def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format, rounds):
+    """`kill -9` of the process (dbt + its Spark JVM) at a random moment of a rebuild: a new process
+    reads exactly the old build's rows or the new one's, and its own rebuild goes through (no lock,
+    staging or log entry of the killed run stands in its way). One round per run (rounds), a new
+    moment every run: SPARK_CLUSTERING_KILL_SEED repeats one."""
+    seed, fraction, out = rounds["rebuild"]
     (table, uniform, shifted), (after, _, shifted_again) = _fingerprints(out)
     assert table in (uniform, shifted), \
         f"seed {seed}, killed {fraction:.2f} of a build in: {table} is neither {uniform} nor {shifted}"
@@ -98,44 +149,18 @@ def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format
           f"{'old' if table == uniform else 'new'} build")
 
 
-@FORMATS
-def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_goes_through(table_format, tmp_path):
+def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_goes_through(table_format, rounds):
     """`kill -9` of dbt + its JVM at a random moment of a recluster (from planning to after its
     commit): a new process reads exactly the table's rows, and its recluster (recovering what the
     killed one left) commits; no staging table or staging metadata is left. SPARK_CLUSTERING_KILL_SEED
     repeats one moment."""
-
-    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
-    fraction = random.Random(seed).uniform(0.0, 0.8)  # of a build's time: a recluster takes a little less
-    schema = f"it_rkill_{table_format}"
-    work = tmp_path / "work"
-    case = {"case_source": f"{schema}.uniform", "case_alias": "killed", "case_format": table_format,
-            "case_file_rows": ROWS // 4, "case_cluster_by": ["a"]}
-    steps = [{"sql": f"create database if not exists {schema}"},
-             {"sql": f"""create table {schema}.uniform using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
-                         from range(0, {ROWS})"""},
-             {"sql": f"""create table {schema}.more using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
-                         from range({ROWS}, {ROWS + ROWS // 5})"""},
-             {"say": "building"}, {"dbt": ["run", "--select", "cluster_case"], "vars": case},
-             {"sql": f"insert into {schema}.killed select /*+ repartition(4) */ id, a from {schema}.more"},
-             {"say": "reclustering"},
-             {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": f"{schema}.killed"})],
-              "vars": case}]
-    base = {"work": str(work), "schema": schema, "table_format": table_format}
-    killed = _child({**base, "steps": steps}, kill_after_marker="reclustering", fraction=fraction)
+    seed, fraction, killed, out = rounds["recluster"]
+    schema = f"it_kill_{table_format}"
     last = [x for x in killed.splitlines() if "spark_clustering: recluster" in x][-1:]
-    expected = f"{schema}.expected"
-    out = _child({**base, "steps": [
-        {"sql": f"create or replace view {expected} as select * from {schema}.uniform union all select * from {schema}.more"},
-        {"fingerprints": [f"{schema}.killed", expected]},
-        {"dbt": ["run-operation", "spark_clustering.recluster", "--args",
-                 json.dumps({"relation": f"{schema}.killed", "final": True})], "vars": case},
-        {"fingerprints": [f"{schema}.killed", expected]},
-        {"sql": f"show tables in {schema}"}]})
     (table, want), (after, want_again) = _fingerprints(out)
     assert table == want and after == want_again == want, f"seed {seed}, fraction {fraction:.2f}: {out[-3000:]}"
     assert "recluster_child" in out
-    root = next(work.rglob("killed"))
+    root = next(p for p in rounds["work"].rglob(RECLUSTERED) if f"{schema}.db" in str(p))
     meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
     assert not list(root.glob(meta)), (seed, list(root.glob(meta)))
     print(f"{table_format}: seed {seed}, killed {fraction:.2f} of a build's time into the recluster; "

@@ -150,17 +150,45 @@ def test_kill_at_the_steps_of_a_recluster_on_s3_loses_nothing(work, s3):
     assert strays and s3.uploads(bucket) == []
 
 
-def test_without_the_extension_recluster_says_what_to_load(work):
-    """A Spark started without the jar: the post-hook fails naming the model and the confs to set;
-    with reclustering switched off the same model builds."""
+SWAP_ALIAS = "rc_kill_swap"
+
+
+@pytest.fixture(scope="module")
+def without_the_jar(work) -> tuple[str, str]:
+    """One child process started without the jar runs both tests' plans, one after the other (each
+    on a table of its own): a child's start and its first dbt parse are most of either test's time.
+    Returns each plan's output: (recluster's, clustered_table swap's)."""
+    table_vars = {"rc_materialized": "clustered_table", "rc_skip": True}
+    failing = {"spark_clustering_test_hooks": {"clustered_table.after_backup": "fail"}}
+
+    def swap_vars(end, **extra):
+        return {**model_vars(0, end, **table_vars, **extra), "rc_alias": SWAP_ALIAS}
+
     plan = {"work": str(work / "no-jar"), "schema": SCHEMA, "with_jar": False, "steps": [
+        # test_without_the_extension_recluster_says_what_to_load
         {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 3000), "expect_failure": True},
         {"dbt": ["run", "--select", "recluster_case"],
          "vars": model_vars(3000, 4000, spark_clustering_recluster=False)},
         {"check": {"alias": ALIAS, "batches": [[0, 4000]]}},
+        {"say": "clustered_table swap"},
+        # test_without_the_extension_clustered_table_swaps_by_sql_and_recovers
+        {"dbt": ["run", "--select", "recluster_case"], "vars": swap_vars(3000)},
+        {"dbt": ["run", "--select", "recluster_case"], "vars": swap_vars(5000, **failing), "expect_failure": True},
+        {"tables": True},
+        {"dbt": ["run", "--select", "recluster_case"], "vars": swap_vars(6000)},
+        {"check": {"alias": SWAP_ALIAS, "batches": [[0, 6000]]}},
+        {"tables": True},
     ]}
     code, output = run_child(plan, kill_at=None)
     assert code == 0, output[-4000:]
+    recluster, swap = output.split("recluster_child_say: clustered_table swap\n")
+    return recluster, swap
+
+
+def test_without_the_extension_recluster_says_what_to_load(without_the_jar):
+    """A Spark started without the jar: the post-hook fails naming the model and the confs to set;
+    with reclustering switched off the same model builds."""
+    output = without_the_jar[0]
     [line] = [x for x in output.splitlines() if x.startswith("recluster_child_error: ")]
     text = " ".join(json.loads(line.split(": ", 1)[1]))
     assert "recluster_case" in text and "Spark extension is not loaded" in text, text
@@ -171,23 +199,11 @@ def test_without_the_extension_recluster_says_what_to_load(work):
     assert check["rows_match"] and check["leftovers"] == [], check
 
 
-def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(work):
+def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(without_the_jar):
     """A Spark started without the jar: clustered_table swaps by one SQL statement per step (the
     jar's swap_staging_table is not there), the macros' test hook fails it between the two renames,
     and the next build finishes that swap and builds: the model's rows, nothing left beside them."""
-    table_vars = {"rc_materialized": "clustered_table", "rc_skip": True}
-    failing = {"spark_clustering_test_hooks": {"clustered_table.after_backup": "fail"}}
-    plan = {"work": str(work / "no-jar-swap"), "schema": SCHEMA, "with_jar": False, "steps": [
-        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 3000, **table_vars)},
-        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 5000, **table_vars, **failing),
-         "expect_failure": True},
-        {"tables": True},
-        {"dbt": ["run", "--select", "recluster_case"], "vars": model_vars(0, 6000, **table_vars)},
-        {"check": {"alias": ALIAS, "batches": [[0, 6000]]}},
-        {"tables": True},
-    ]}
-    code, output = run_child(plan, kill_at=None)
-    assert code == 0, output[-4000:]
+    output = without_the_jar[1]
     [line] = [x for x in output.splitlines() if x.startswith("recluster_child_error: ")]
     assert "injected failure at clustered_table.after_backup" in line, line
     # the interrupted swap (live table renamed away, validated staging table beside it) was finished
@@ -195,11 +211,11 @@ def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(work):
     # failed between the renames: the previous table under the backup name, the validated staging beside it
     after_failure, after_recovery = [json.loads(x.split(": ", 1)[1]) for x in output.splitlines()
                                      if x.startswith("recluster_child_tables: ")]
-    assert f"{ALIAS}__sc_backup" in after_failure and f"{ALIAS}__sc_staging" in after_failure, after_failure
-    assert ALIAS not in after_failure, after_failure
+    assert f"{SWAP_ALIAS}__sc_backup" in after_failure and f"{SWAP_ALIAS}__sc_staging" in after_failure, after_failure
+    assert SWAP_ALIAS not in after_failure, after_failure
     check = check_line(output)
     assert check["rows_match"] and check["leftovers"] == [], check
-    assert [t for t in after_recovery if t.startswith(ALIAS)] == [ALIAS], after_recovery
+    assert [t for t in after_recovery if t.startswith(SWAP_ALIAS)] == [SWAP_ALIAS], after_recovery
 
 
 def test_kill_in_a_build_swapped_by_location_on_s3_loses_nothing(work, s3):
