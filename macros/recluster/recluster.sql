@@ -30,6 +30,16 @@
 
 {% macro spark__recluster(relation, final, columns, method) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set outcome = spark_clustering._recluster_run(relation, final, columns, method) -%}
+    {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
+    {{ return('') }}
+{% endmacro %}
+
+
+{#- One recluster of one table, as recluster() runs it: the outcome as a dict (relation, final,
+    decision, reason, stopped, rounds, before, after, thresholds), for recluster() to log and print
+    and for maintain() to summarize. -#}
+{% macro _recluster_run(relation, final, columns, method) %}
     {%- do spark_clustering._require_bool('final', final, 'recluster', 'argument') -%}
     {%- if relation is none -%}
         {%- if this is defined and this is not none -%}
@@ -65,8 +75,7 @@
     {%- if outcome.reason -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
-        {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
-        {{ return('') }}
+        {{ return(outcome) }}
     {%- endif -%}
 
     {%- if not has_extension -%}
@@ -134,8 +143,7 @@
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
            ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '
            ~ spark_clustering._depth_summary(outcome.before) ~ ' -> ' ~ spark_clustering._depth_summary(outcome.after), info=true) }}
-    {%- do spark_clustering._print_if_run_operation('recluster', outcome) -%}
-    {{ return('') }}
+    {{ return(outcome) }}
 {% endmacro %}
 
 
