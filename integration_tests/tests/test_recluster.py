@@ -362,3 +362,75 @@ def test_drop_during_a_recluster_leaves_nothing_registered_after_the_next_run(sp
     run_model(dbt, alias, 0, 3000, recluster={"max_average_depth": 4})
     assert actual(spark, table) == expected(spark, [(0, 3000)])
     assert_no_leftovers(spark, s, alias)
+
+
+BOXES = [{"a": [lo, lo + 19999], "b": [blo, blo + 199]} for lo, blo in
+         [(0, 0), (10000, 300), (25000, 500), (40000, 100), (55000, 800), (70000, 250), (80000, 600), (5000, 700)]]
+
+
+def box_sql(table, box):
+    return f"select count(*) from {table} where " + " and ".join(
+        f"{c} between {lo} and {hi}" for c, (lo, hi) in box.items())
+
+
+def files_read(spark, table) -> float:
+    """Mean files data skipping keeps over BOXES (each box once: the weights the policy sees)."""
+    kept = [skipping_summary(spark.sql("explain " + box_sql(table, b)).first()[0])["kept"] for b in BOXES]
+    return sum(kept) / len(kept)
+
+
+def run_boxes(spark, table, times=1):
+    for _ in range(times):
+        for b in BOXES:
+            spark.sql(box_sql(table, b)).collect()
+
+
+def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s):
+    """`recluster: {policy: cost}`: without a rate the gate decides and says why; with the box
+    workload observed, an append is left alone at 0 queries per run and rewritten at 200; the
+    estimate of files read per query is exact before the rewrite (min/max against the boxes, what
+    skipping keeps) and close after; the observed rate is the queries counted between two runs."""
+    alias = "rc_cost"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 20000, recluster={"max_average_depth": 1})  # clustered: its scans are observed
+    run_boxes(spark, table)
+    run_model(dbt, alias, 20000, 24000, spark_clustering_recluster=False)
+    before = data_files(spark, table)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "min_new_rows": 10 ** 9})
+    assert out["decision"] == "skipped" and out["policy"] == "gate", out
+    assert out["reason"].startswith("cost policy falls back to the fixed gate (the rate of queries is not known yet "
+                                    f"(the first run under the cost policy records {len(BOXES)} observed queries"), out
+
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0})
+    assert out["decision"] == "skipped" and out["policy"] == "cost", out
+    assert out["reason"].startswith("cost: nothing pays: the best rewrite ("), out
+    assert data_files(spark, table) == before
+
+    measured_before = files_read(spark, table)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 200})
+    assert out["decision"] == "reclustered" and out["reason"].startswith("cost: rewrite "), out
+    figures = out["cost"]
+    assert figures["queries"] == 2000 and figures["boxes"] == len(BOXES), figures
+    assert abs(figures["files_per_query_now"] - measured_before) <= 0.06, (figures, measured_before)
+    measured_after = files_read(spark, table)
+    assert measured_after < measured_before, (measured_before, measured_after)
+    assert abs(figures["files_per_query_after"] - measured_after) <= 0.35 * measured_after + 0.5, (figures, measured_after)
+    assert figures["expected_saving_bytes"] > 2 * figures["rewrite_bytes"] > 0, figures
+    assert actual(spark, table) == expected(spark, [(0, 24000)])
+
+    # the observed rate: the queries counted since the previous run recorded its count (files_read's
+    # EXPLAINs count too: a query planned is a query observed)
+    run_boxes(spark, table, times=5)
+    run_model(dbt, alias, 24000, 26000, spark_clustering_recluster=False)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost"})
+    assert out["cost"]["queries_per_run"] == 6 * len(BOXES) and out["cost"]["rate_source"] == "observed", out
+    assert actual(spark, table) == expected(spark, [(0, 26000)])
+
+
+def test_cost_policy_without_a_workload_falls_back_to_the_gate_and_says_so(spark, dbt, s):
+    alias = "rc_cost_none"
+    run_model(dbt, alias, 0, 6000, spark_clustering_recluster=False)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 20, "max_average_depth": 1})
+    assert out["decision"] == "reclustered" and out["policy"] == "gate", out
+    assert out["reason"].startswith("cost policy falls back to the fixed gate (no workload observed or declared"), out
+    assert actual(spark, f"{s}.{alias}") == expected(spark, [(0, 6000)])

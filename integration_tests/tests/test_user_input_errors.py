@@ -125,6 +125,11 @@ BAD_RECLUSTER_CONFIGS = [
     ({"recluster": {"max_rounds": True}}, ["config 'recluster'", "max_rounds must be a whole number"]),
     ({"recluster": {"max_average_depth": "4"}}, ["config 'recluster'", "max_average_depth must be 'auto' or a number"]),
     ({"recluster": {"every": 3}}, ["config 'recluster'", "unknown key 'every'"]),
+    ({"recluster": {"policy": "cheap"}}, ["config 'recluster'", "policy must be 'gate'", "e.g. {policy: cost}"]),
+    ({"recluster": {"policy": "cost", "horizon_runs": 0}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),
+    ({"recluster": {"horizon_runs": -2}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),
+    ({"recluster": {"queries_per_run": "lots"}}, ["config 'recluster'", "queries_per_run must be 'observed'",
+                                                  "e.g. {queries_per_run: 20}"]),
     ({"skip_recluster": "false"}, ["config 'skip_recluster' = false", "use true or false", "not a string 'false'"]),
     ({"cluster_validate": "no"}, ["config 'cluster_validate' = no", "use true or false"]),
 ]

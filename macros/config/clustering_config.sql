@@ -168,11 +168,13 @@
 {% endmacro %}
 
 
-{#- The `recluster` config (recluster()'s gate), checked key by key; every error shows the dict the
-    user wrote. Returns {max_average_depth ('auto' or a number), max_depth, min_new_rows, max_rounds,
+{#- The `recluster` config (recluster()'s policy and gate), checked key by key; every error shows the
+    dict the user wrote. Returns {policy ('gate' or 'cost'), horizon_runs, queries_per_run ('observed'
+    or a number), max_average_depth ('auto' or a number), max_depth, min_new_rows, max_rounds,
     merge_ratio}. -#}
 {% macro _recluster_gate_config(rc, subject=none) %}
-    {%- set keys = ['max_average_depth', 'max_depth', 'min_new_rows', 'max_rounds', 'merge_ratio'] -%}
+    {%- set keys = ['policy', 'horizon_runs', 'queries_per_run', 'max_average_depth', 'max_depth', 'min_new_rows',
+                    'max_rounds', 'merge_ratio'] -%}
     {%- if rc is not mapping -%}
         {{ spark_clustering._config_error('recluster', rc, 'use a dict, e.g. {max_average_depth: 8, min_new_rows: 100000}', subject) }}
     {%- endif -%}
@@ -187,7 +189,25 @@
     {%- if max_depth is not none -%}
         {%- set max_depth = spark_clustering._require_number('recluster', max_depth, 'max_depth must be a number >= 1', min=1, subject=subject, shown=rc) -%}
     {%- endif -%}
+    {%- set policy = rc.get('policy', 'gate') -%}
+    {%- if policy not in ['gate', 'cost'] -%}
+        {{ spark_clustering._config_error('recluster', rc, "policy must be 'gate' (rewrite when depth passes a threshold) or 'cost' "
+            ~ "(rewrite when the reads it saves over horizon_runs outweigh the rewrite), e.g. {policy: cost}", subject) }}
+    {%- endif -%}
+    {%- set horizon = rc.get('horizon_runs', 10) -%}
+    {%- if horizon is not number or horizon is boolean or horizon <= 0 -%}
+        {{ spark_clustering._config_error('recluster', rc, 'horizon_runs must be a number > 0: the recluster runs (one per append '
+            ~ 'of an incremental model) over which the cost policy counts the reads a rewrite saves, e.g. {horizon_runs: 10}', subject) }}
+    {%- endif -%}
+    {%- set rate = rc.get('queries_per_run', 'observed') -%}
+    {%- if rate != 'observed' and (rate is not number or rate is boolean or rate < 0) -%}
+        {{ spark_clustering._config_error('recluster', rc, "queries_per_run must be 'observed' (counted by the Spark extension "
+            ~ "between two recluster runs) or a number >= 0 of queries the table serves between two runs, e.g. {queries_per_run: 20}", subject) }}
+    {%- endif -%}
     {{ return({
+        'policy': policy,
+        'horizon_runs': horizon,
+        'queries_per_run': rate,
         'max_average_depth': t,
         'max_depth': max_depth,
         'min_new_rows': spark_clustering._require_number('recluster', rc.get('min_new_rows', 1), 'min_new_rows must be a whole number >= 0',

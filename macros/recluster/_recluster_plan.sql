@@ -155,6 +155,24 @@
 {% endmacro %}
 
 
+{#- {rewrite, reason, scopes, selection (when rewrite), cost (the cost policy's figures)}: what this
+    round rewrites and why, by the cost policy when it has a workload and a rate (`cost_context`,
+    macros/recluster/_recluster_cost.sql), else by the fixed gate, which then says why. -#}
+{% macro _recluster_decide(state, settings, final, round_number, cost_context) %}
+    {%- if cost_context is not none and cost_context.ok and state.files | length > 0 -%}
+        {{ return(spark_clustering._recluster_cost_decide(state, settings, cost_context)) }}
+    {%- endif -%}
+    {%- set decision = spark_clustering._recluster_gate(state, settings, final, round_number) -%}
+    {%- if cost_context is not none and not cost_context.ok -%}
+        {%- do decision.update({'reason': 'cost policy falls back to the fixed gate (' ~ cost_context.why ~ '): ' ~ decision.reason}) -%}
+    {%- endif -%}
+    {%- if decision.rewrite -%}
+        {%- do decision.update({'selection': spark_clustering._recluster_select(state, decision.scopes, settings)}) -%}
+    {%- endif -%}
+    {{ return(decision) }}
+{% endmacro %}
+
+
 {#- {rewrite, reason, scopes}: which scopes fail the gate, and why in one line. min_new_rows gates
     the first round only. -#}
 {% macro _recluster_gate(state, settings, final, round_number=1) %}

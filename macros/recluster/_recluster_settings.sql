@@ -37,6 +37,7 @@
     {%- endif -%}
     {%- set cfg = spark_clustering.clustering_config(subject=subject, resolved=resolved) -%}
     {#- an `auto` table keeps the layout its build chose (the workload is simulated on full builds) -#}
+    {%- set workload_config = cfg.workload -%}
     {%- do cfg.update({'workload': spark_clustering._resolve_workload(cfg.workload, relation)}) -%}
     {%- if cfg.method == 'auto' -%}
         {%- do cfg.update({'layout': spark_clustering._recorded_layout(detail.properties.get('spark_clustering.layout'), cfg.cluster_by)}) -%}
@@ -65,6 +66,7 @@
     {{ return({
         'cfg': cfg, 'detail': detail, 'label': (model.name if model is defined and model and this is defined else relation | string),
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
+        'workload_config': workload_config, 'policy': cfg.gate.policy, 'horizon_runs': cfg.gate.horizon_runs, 'queries_per_run': cfg.gate.queries_per_run,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
         'skip': cfg.skip_recluster, 'settings': resolved, 'model': node.name if node is not none else none,
         'table_name': relation.schema ~ '.' ~ relation.identifier, 'kind': kind,

@@ -84,11 +84,16 @@
     {%- endif -%}
 
     {%- set limit = 64 if final else settings.max_rounds -%}
+    {#- the cost policy's workload and rate, once per call (final: the gate, as asked) -#}
+    {%- set cost_context = spark_clustering._recluster_cost_context(relation, settings)
+                           if settings.policy == 'cost' and not final else none -%}
+    {%- do outcome.update({'policy': 'cost' if cost_context is not none and cost_context.ok else 'gate'}) -%}
     {%- set ns = namespace(done=false, state=none, committed=false) -%}
     {%- for round_number in range(1, limit + 2) if not ns.done -%}
         {%- set ns.state = spark_clustering._recluster_measure(relation, settings) -%}
         {%- if outcome.before is none -%}{%- do outcome.update({'before': ns.state.summary}) -%}{%- endif -%}
-        {%- set decision = spark_clustering._recluster_gate(ns.state, settings, final, round_number) -%}
+        {%- set decision = spark_clustering._recluster_decide(ns.state, settings, final, round_number, cost_context) -%}
+        {%- if round_number == 1 and decision.cost is defined -%}{%- do outcome.update({'cost': decision.cost}) -%}{%- endif -%}
         {%- if round_number > limit and decision.rewrite -%}
             {%- do outcome.update({'stopped': 'gate still fails after ' ~ limit ~ ' round(s): ' ~ decision.reason
                                    ~ (' (raise recluster.max_rounds or run with final: true)' if not final else '')}) -%}
@@ -98,7 +103,7 @@
             {%- if round_number == 1 -%}{%- do outcome.update({'reason': decision.reason}) -%}{%- endif -%}
             {%- set ns.done = true -%}
         {%- else -%}
-            {%- set selection = spark_clustering._recluster_select(ns.state, decision.scopes, settings) -%}
+            {%- set selection = decision.selection -%}
             {%- if selection.files | length == 0 -%}
                 {%- do outcome.update({'stopped': decision.reason ~ '; nothing left to merge (every failing scope is one clustered run)'}) -%}
                 {%- if round_number == 1 -%}{%- do outcome.update({'reason': outcome.stopped}) -%}{%- endif -%}
@@ -138,6 +143,13 @@
         {#- e.g. a plain table's statistics sidecar for the rewritten files (Delta and Iceberg keep
             them in their own log / manifests) -#}
         {%- do settings.kind.after_rewrite(relation, settings.cfg) -%}
+    {%- endif -%}
+    {%- if cost_context is not none and cost_context.observed_queries is not none -%}
+        {#- the queries counted so far: the next run's rate is what comes on top -#}
+        {%- do spark_clustering._save_maintenance_record(relation, {'observed_queries': cost_context.observed_queries}) -%}
+    {%- endif -%}
+    {%- if outcome.cost is defined and outcome.decision == 'reclustered' -%}
+        {%- do outcome.update({'expected_saving_bytes': outcome.cost.expected_saving_bytes}) -%}
     {%- endif -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason

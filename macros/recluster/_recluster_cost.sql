@@ -1,0 +1,302 @@
+{#- recluster()'s cost policy (`recluster: {policy: cost}`): rewrite when the reads a rewrite saves
+    outweigh what it costs. Pure arithmetic over the measure (every file's size, rows, level, run and
+    per-column [min, max]) and the table's workload: nothing here reads a row.
+
+    Per scope (the table or one partition), in bytes:
+      now      the bytes one query reads: per box of the workload, the files whose [min, max] meet
+               the box on every clustering column it filters on (what min/max skipping keeps),
+               weighed by how often the box runs
+      after    the same with a candidate selection rewritten: the files left alone as they are; the
+               selection's rows cut into F new files of the target size, of which a box meets
+               F x prod_c min(1, f_c + 1/s_c): f_c the share of the selection's rows inside the box
+               on column c (each file's rows taken as spread evenly over its [min, max]), s_c the
+               slabs the layout cuts c into (a curve over k columns: F^(1/k) each; linear: F on its
+               first column, 1 on the others)
+      cost     2 x the selection's bytes (a rewrite reads them and writes them again)
+      saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs
+    The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
+    run, the two smallest, ... up to every file of the scope (a full recluster). The one with the
+    largest saving - cost is rewritten; nothing when no saving exceeds its cost. -#}
+
+
+{#- What the cost policy needs once per call: the workload as (box, weight) pairs (a declared
+    `cluster_workload` list, else the boxes the extension observed, the 100 most queried) and the rate
+    (`queries_per_run`: a number, or 'observed': the queries the extension counted since the previous
+    recluster run, from the table's maintenance record). {'ok': false, 'why': ...} when either is
+    unknown: the fixed gate then decides and says why. -#}
+{% macro _recluster_cost_context(relation, settings) %}
+    {%- set declared = settings.workload_config -%}
+    {%- set weights = {} -%}
+    {%- set boxes = [] -%}
+    {%- set ns = namespace(total=none, source='declared') -%}
+    {%- if declared is not none and declared is not string -%}
+        {%- for box in declared -%}
+            {%- set key = tojson(box, sort_keys=true) -%}
+            {%- if key not in weights -%}{%- do boxes.append(box) -%}{%- do weights.update({key: 0}) -%}{%- endif -%}
+            {%- do weights.update({key: weights[key] + 1}) -%}
+        {%- endfor -%}
+    {%- elif spark_clustering._has_extension_function('observed_workload') -%}
+        {%- set ns.source = 'observed' -%}
+        {%- set ns.total = 0 -%}
+        {%- for row in spark_clustering._call_extension('observed_workload', {'table': settings.table_name}, ['box', 'queries'],
+                                                        'order by queries desc, box') -%}
+            {%- set ns.total = ns.total + row.queries | int -%}
+            {%- if loop.index <= 100 -%}
+                {%- do boxes.append(fromjson(row.box)) -%}
+                {%- do weights.update({tojson(boxes[-1], sort_keys=true): row.queries | int}) -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {%- set record = spark_clustering._maintenance_record(relation) if settings.queries_per_run == 'observed' else {} -%}
+    {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total,
+                       'rate': none, 'rate_source': 'declared', 'horizon_runs': settings.horizon_runs} -%}
+    {%- if not boxes -%}
+        {%- do context.update({'why': 'no workload observed or declared (the Spark extension records the queries that filter '
+                               ~ 'on the clustering columns; or set cluster_workload)'}) -%}
+        {{ return(context) }}
+    {%- endif -%}
+    {%- set ns_sum = namespace(w=0) -%}
+    {%- for box in boxes -%}{%- set ns_sum.w = ns_sum.w + weights[tojson(box, sort_keys=true)] -%}{%- endfor -%}
+    {%- for box in boxes -%}
+        {%- do context.boxes.append({'box': box, 'weight': weights[tojson(box, sort_keys=true)] / ns_sum.w}) -%}
+    {%- endfor -%}
+    {%- if settings.queries_per_run != 'observed' -%}
+        {%- do context.update({'ok': true, 'rate': settings.queries_per_run}) -%}
+    {%- elif ns.total is none -%}
+        {%- do context.update({'why': 'queries_per_run is observed but the workload is declared: set queries_per_run to the '
+                               ~ 'queries the table serves between two runs'}) -%}
+    {%- elif record.get('observed_queries') is none -%}
+        {%- do context.update({'why': 'the rate of queries is not known yet (the first run under the cost policy records '
+                               ~ ns.total ~ ' observed queries; the next one counts those that came since)'}) -%}
+    {%- else -%}
+        {%- do context.update({'ok': true, 'rate': [0, ns.total - record.observed_queries | int] | max, 'rate_source': 'observed'}) -%}
+    {%- endif -%}
+    {{ return(context) }}
+{% endmacro %}
+
+
+{#- {rewrite, reason, scopes, selection, cost} as _recluster_gate + _recluster_select return them,
+    decided by cost (see the top of this file); `cost` holds the figures the log line and the
+    outcome show. -#}
+{% macro _recluster_cost_decide(state, settings, context) %}
+    {%- set queries = context.rate * context.horizon_runs -%}
+    {%- set chosen = [] -%}
+    {%- set figures = {'queries': queries, 'queries_per_run': context.rate, 'rate_source': context.rate_source,
+                       'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
+                       'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
+                       'files_per_query_after': 0, 'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
+    {%- set ns = namespace(best_unpaid=none) -%}
+    {%- for key, scope in state.scopes.items() -%}
+        {%- set choice = spark_clustering._recluster_cost_scope(scope, settings, context.boxes, queries) -%}
+        {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
+                               'files_per_query_now': figures.files_per_query_now + choice.now.files}) -%}
+        {%- if choice.files -%}
+            {%- do chosen.extend(choice.files) -%}
+            {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.after.bytes,
+                                   'files_per_query_after': figures.files_per_query_after + choice.after.files,
+                                   'rewrite_bytes': figures.rewrite_bytes + choice.bytes,
+                                   'expected_saving_bytes': figures.expected_saving_bytes + choice.saving}) -%}
+        {%- else -%}
+            {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.now.bytes,
+                                   'files_per_query_after': figures.files_per_query_after + choice.now.files}) -%}
+            {%- if choice.best is not none and (ns.best_unpaid is none or choice.best.net > ns.best_unpaid.net) -%}
+                {%- set ns.best_unpaid = choice.best -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for name in ['bytes_per_query_now', 'bytes_per_query_after', 'files_per_query_now', 'files_per_query_after',
+                     'expected_saving_bytes'] -%}
+        {%- do figures.update({name: figures[name] | round(1)}) -%}
+    {%- endfor -%}
+    {%- set rate_text = context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs' -%}
+    {%- if not chosen -%}
+        {%- if ns.best_unpaid is none -%}
+            {%- set reason = 'cost: nothing to rewrite' -%}
+        {%- else -%}
+            {%- set reason = 'cost: nothing pays: the best rewrite (' ~ ns.best_unpaid.files ~ ' files / '
+                ~ spark_clustering._bytes_text(ns.best_unpaid.bytes) ~ ') costs ' ~ spark_clustering._bytes_text(2 * ns.best_unpaid.bytes)
+                ~ ' and saves ~' ~ spark_clustering._bytes_text([0, ns.best_unpaid.saving] | max) ~ ' of reads over '
+                ~ (queries | round(1)) ~ ' queries (' ~ rate_text ~ ')' -%}
+        {%- endif -%}
+        {{ return({'rewrite': false, 'scopes': [], 'reason': reason, 'cost': figures}) }}
+    {%- endif -%}
+    {%- set selection = {'files': chosen, 'rows': chosen | sum(attribute='rows'), 'bytes': chosen | sum(attribute='size'),
+                         'level': 1 + (chosen | map(attribute='level') | max)} -%}
+    {%- set reason = 'cost: rewrite ' ~ chosen | length ~ ' files / ' ~ spark_clustering._bytes_text(selection.bytes)
+        ~ ': saves ~' ~ spark_clustering._bytes_text(figures.expected_saving_bytes) ~ ' of reads over ' ~ (queries | round(1))
+        ~ ' queries (' ~ rate_text ~ '), costs ' ~ spark_clustering._bytes_text(2 * selection.bytes)
+        ~ '; files read per query ' ~ figures.files_per_query_now ~ ' -> ~' ~ figures.files_per_query_after ~ ' (estimated)' -%}
+    {%- set scopes = chosen | map(attribute='scope') | unique | list -%}
+    {{ return({'rewrite': true, 'scopes': scopes, 'reason': reason, 'selection': selection, 'cost': figures}) }}
+{% endmacro %}
+
+
+{#- One scope: {files (to rewrite, [] for none), bytes, saving, now: {bytes, files} per query, after,
+    best: the candidate with the largest net (saving - cost), rewritten or not}. -#}
+{% macro _recluster_cost_scope(scope, settings, boxes, queries) %}
+    {%- set columns = settings.cfg.cluster_by -%}
+    {%- set slab_columns = spark_clustering._recluster_cost_curve_columns(settings) -%}
+    {#- groups: the new (level-0) files, then each run, smallest first -#}
+    {%- set runs = {} -%}
+    {%- for file in scope.files if file.run is not none -%}
+        {%- if file.run not in runs -%}{%- do runs.update({file.run: {'run': file.run, 'files': [], 'rows': 0}}) -%}{%- endif -%}
+        {%- do runs[file.run].files.append(file) -%}
+        {%- do runs[file.run].update({'rows': runs[file.run].rows + file.rows}) -%}
+    {%- endfor -%}
+    {%- set groups = [] -%}
+    {%- set new_files = scope.files | selectattr('level', 'eq', 0) | list -%}
+    {%- if new_files | selectattr('rows', 'gt', 0) | list -%}
+        {%- do groups.append({'files': new_files, 'rows': new_files | sum(attribute='rows')}) -%}
+    {%- endif -%}
+    {%- for run in runs.values() | sort(attribute='run') | sort(attribute='rows') -%}{%- do groups.append(run) -%}{%- endfor -%}
+
+    {#- one sweep over the files: per box and group, the bytes and files it meets, and per column the
+        rows inside the box (sum of rows x the share of the file's [min, max] inside it) -#}
+    {%- set numeric = {} -%}
+    {%- for file in scope.files -%}
+        {%- set ranges = [] -%}
+        {%- for r in file.ranges or [] -%}
+            {%- do ranges.append(none if r is none else [spark_clustering._cost_number(r[0], r[0]), spark_clustering._cost_number(r[1], r[1]), r[0]]) -%}
+        {%- endfor -%}
+        {%- do numeric.update({file.path: ranges}) -%}
+    {%- endfor -%}
+    {%- set lowered = columns | map('lower') | list -%}
+    {%- set per_box = [] -%}
+    {%- for entry in boxes -%}
+        {%- set filters = [] -%}
+        {%- for name, bounds in entry.box.items() -%}
+            {%- if name | lower in lowered -%}{%- do filters.append([lowered.index(name | lower), bounds]) -%}{%- endif -%}
+        {%- endfor -%}
+        {%- set group_figures = [] -%}
+        {%- for group in groups -%}
+            {%- set g = {'bytes': 0, 'files': 0, 'inside': {}} -%}
+            {%- for file in group.files -%}
+                {%- set ranges = numeric[file.path] -%}
+                {%- set nsf = namespace(meets=true) -%}
+                {%- for f in filters if ranges -%}
+                    {%- set share = spark_clustering._cost_share(ranges[f[0]], f[1]) -%}
+                    {%- do g.inside.update({f[0]: g.inside.get(f[0], 0) + file.rows * share}) -%}
+                    {%- if share == 0 -%}{%- set nsf.meets = false -%}{%- endif -%}
+                {%- endfor -%}
+                {%- if nsf.meets and file.rows > 0 -%}
+                    {%- do g.update({'bytes': g.bytes + file.size, 'files': g.files + 1}) -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- do group_figures.append(g) -%}
+        {%- endfor -%}
+        {%- do per_box.append({'weight': entry.weight, 'filters': filters, 'groups': group_figures}) -%}
+    {%- endfor -%}
+
+    {%- set now = {'bytes': 0, 'files': 0} -%}
+    {%- for b in per_box -%}
+        {%- do now.update({'bytes': now.bytes + b.weight * b.groups | sum(attribute='bytes'),
+                           'files': now.files + b.weight * b.groups | sum(attribute='files')}) -%}
+    {%- endfor -%}
+
+    {%- set ns = namespace(best=none) -%}
+    {%- for size in range(1, groups | length + 1) -%}
+        {%- set picked = groups[:size] -%}
+        {%- set rows = picked | sum(attribute='rows') -%}
+        {%- set files = [] -%}
+        {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
+        {%- set bytes = files | sum(attribute='size') -%}
+        {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
+        {%- set after = {'bytes': 0, 'files': 0} -%}
+        {%- for b in per_box -%}
+            {%- set left = b.groups[size:] -%}
+            {%- set nsb = namespace(share=1.0) -%}
+            {%- for f in b.filters -%}
+                {%- set nsi = namespace(rows=0) -%}
+                {%- for g in b.groups[:size] -%}{%- set nsi.rows = nsi.rows + g.inside.get(f[0], 0) -%}{%- endfor -%}
+                {%- set slabs = new_count ** (1.0 / slab_columns.count) if f[0] in slab_columns.curve
+                                else (new_count if f[0] == slab_columns.lead else 1) -%}
+                {%- set part = nsi.rows / [rows, 1] | max -%}
+                {%- set nsb.share = nsb.share * ((0 if part == 0 else [1.0, part + 1.0 / slabs] | min)) -%}
+            {%- endfor -%}
+            {%- set met = new_count * nsb.share -%}
+            {%- do after.update({'bytes': after.bytes + b.weight * (left | sum(attribute='bytes') + met * bytes / new_count),
+                                 'files': after.files + b.weight * (left | sum(attribute='files') + met)}) -%}
+        {%- endfor -%}
+        {%- set saving = queries * (now.bytes - after.bytes) -%}
+        {%- set candidate = {'files': files | length, 'chosen': files, 'bytes': bytes, 'saving': saving,
+                             'net': saving - 2 * bytes, 'after': after} -%}
+        {%- if ns.best is none or candidate.net > ns.best.net -%}{%- set ns.best = candidate -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if ns.best is not none and ns.best.net > 0 -%}
+        {{ return({'files': ns.best.chosen, 'bytes': ns.best.bytes, 'saving': ns.best.saving, 'now': now,
+                   'after': ns.best.after, 'best': ns.best}) }}
+    {%- endif -%}
+    {{ return({'files': [], 'bytes': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best}) }}
+{% endmacro %}
+
+
+{#- Which clustering columns (by index) a rewrite cuts into slabs, as _recluster_cost_scope needs
+    them: {curve: [indexes], count: k, lead: index or none}. hilbert / zorder: a curve over every
+    column; linear: its first column only; auto: a curve over the columns of the recorded layout. -#}
+{% macro _recluster_cost_curve_columns(settings) %}
+    {%- set cfg = settings.cfg -%}
+    {%- set lowered = cfg.cluster_by | map('lower') | list -%}
+    {%- if cfg.method == 'linear' -%}
+        {{ return({'curve': [], 'count': 1, 'lead': 0}) }}
+    {%- endif -%}
+    {%- set names = (cfg.layout['columns'] if cfg.method == 'auto' and cfg.layout else cfg.cluster_by) | map('lower') | list -%}
+    {%- set curve = [] -%}
+    {%- for name in names if name in lowered -%}{%- do curve.append(lowered.index(name)) -%}{%- endfor -%}
+    {{ return({'curve': curve, 'count': [curve | length, 1] | max, 'lead': none}) }}
+{% endmacro %}
+
+
+{#- The share of a file's [lo, hi] on one column (numbers, from _cost_number; none: the file holds
+    only NULLs there) inside a box's [lo, hi] (bounds as the workload gives them, none = open): its
+    rows taken as spread evenly; a one-value range counts 1 inside, 0 outside. -#}
+{% macro _cost_share(range, bounds) %}
+    {%- if range is none -%}{{ return(0) }}{%- endif -%}
+    {%- set lo = spark_clustering._cost_number(bounds[0], range[2]) -%}
+    {%- set hi = spark_clustering._cost_number(bounds[1], range[2]) -%}
+    {%- set start = range[0] if lo is none else [range[0], lo] | max -%}
+    {%- set end = range[1] if hi is none else [range[1], hi] | min -%}
+    {%- if start > end -%}{{ return(0) }}{%- endif -%}
+    {%- if range[1] == range[0] -%}{{ return(1) }}{%- endif -%}
+    {{ return([(end - start) / (range[1] - range[0]), 1e-9] | max) }}
+{% endmacro %}
+
+
+{#- A number that orders as `value` does among the values of its column, for the estimate: numbers
+    as they are, dates as days, timestamps as seconds, strings by their first 8 bytes (a longer
+    shared prefix makes their ranges look like one value). `like`: a value of the column from the
+    statistics, which says how a workload's text bound (a date, a timestamp) is read. -#}
+{% macro _cost_number(value, like) %}
+    {%- if value is none -%}{{ return(none) }}{%- endif -%}
+    {%- if value is number -%}{{ return(value | float) }}{%- endif -%}
+    {%- set is_time = like is not none and like is not string and like is not number and like.toordinal is defined -%}
+    {%- if value is string and is_time -%}
+        {%- if like.hour is defined -%}
+            {%- set value = modules.datetime.datetime.fromisoformat(value.replace('T', ' ')[:26]) -%}
+        {%- else -%}
+            {%- set value = modules.datetime.date.fromisoformat(value[:10]) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if value is not string and value.toordinal is defined -%}
+        {%- if value.hour is defined -%}
+            {{ return(value.toordinal() * 86400.0 + value.hour * 3600 + value.minute * 60 + value.second + value.microsecond / 1000000) }}
+        {%- endif -%}
+        {{ return(value.toordinal() * 1.0) }}
+    {%- endif -%}
+    {%- if like is number -%}{{ return(value | float) }}{%- endif -%}
+    {%- set encoded = (value | string).encode('utf-8') -%}
+    {%- set ns = namespace(n=0.0) -%}
+    {%- for i in range(8) -%}
+        {%- set ns.n = ns.n * 256 + (encoded[i] if i < encoded | length else 0) -%}
+    {%- endfor -%}
+    {{ return(ns.n) }}
+{% endmacro %}
+
+
+{#- "310.2 MB" -#}
+{% macro _bytes_text(n) %}
+    {%- set ns = namespace(v=n | float, unit='B') -%}
+    {%- for unit in ['KB', 'MB', 'GB', 'TB'] if ns.v >= 1000 -%}
+        {%- set ns.v = ns.v / 1000 -%}{%- set ns.unit = unit -%}
+    {%- endfor -%}
+    {{ return((ns.v | round(1)) ~ ' ' ~ ns.unit) }}
+{% endmacro %}
