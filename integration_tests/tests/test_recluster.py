@@ -434,3 +434,24 @@ def test_cost_policy_without_a_workload_falls_back_to_the_gate_and_says_so(spark
     assert out["decision"] == "reclustered" and out["policy"] == "gate", out
     assert out["reason"].startswith("cost policy falls back to the fixed gate (no workload observed or declared"), out
     assert actual(spark, f"{s}.{alias}") == expected(spark, [(0, 6000)])
+
+
+def test_a_changed_method_rewrites_every_file_under_the_new_one_and_says_so(spark, dbt, s):
+    """The runs of the old method are clustered on an order the queries no longer follow: the first
+    recluster after the change rewrites every file, never a mix of two orders."""
+    alias = "rc_changed"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 6000, recluster={"max_average_depth": 1})
+    run_model(dbt, alias, 6000, 7000, spark_clustering_recluster=False)
+    before = set(data_files(spark, table))
+    out = recluster_op(dbt, s, alias, method="linear", recluster={"policy": "cost", "queries_per_run": 0})
+    assert out["decision"] == "reclustered", out
+    assert out["reason"] == ("cluster_method changed from hilbert to linear since the table was last clustered: "
+                             "every file is rewritten under the new key"), out
+    assert before.isdisjoint(data_files(spark, table))
+    props = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+    assert props["spark_clustering.method"] == "linear"
+    assert actual(spark, table) == expected(spark, [(0, 7000)])
+    # and once under the new method, the next run decides as usual
+    out = recluster_op(dbt, s, alias, method="linear")
+    assert "changed" not in out["reason"], out

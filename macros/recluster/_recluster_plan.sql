@@ -159,6 +159,13 @@
     round rewrites and why, by the cost policy when it has a workload and a rate (`cost_context`,
     macros/recluster/_recluster_cost.sql), else by the fixed gate, which then says why. -#}
 {% macro _recluster_decide(state, settings, final, round_number, cost_context) %}
+    {%- if settings.key_change and round_number == 1 and state.files | length > 0 -%}
+        {%- set everything = state.files -%}
+        {{ return({'rewrite': true, 'scopes': state.scopes.keys() | list,
+                   'reason': settings.key_change ~ ' since the table was last clustered: every file is rewritten under the new key',
+                   'selection': {'files': everything, 'rows': everything | sum(attribute='rows'), 'bytes': everything | sum(attribute='size'),
+                                 'level': 1 + (everything | map(attribute='level') | max)}}) }}
+    {%- endif -%}
     {%- if cost_context is not none and cost_context.ok and state.files | length > 0 -%}
         {{ return(spark_clustering._recluster_cost_decide(state, settings, cost_context)) }}
     {%- endif -%}

@@ -63,8 +63,21 @@
         {%- endif -%}
     {%- endfor -%}
 
+    {#- the key the table was last clustered under (its properties), when the config now says another:
+        its runs are clustered on columns the queries no longer follow, so the first round rewrites
+        every file rather than mixing two keys -#}
+    {%- set recorded_by = detail.properties.get('spark_clustering.cluster_by') -%}
+    {%- set recorded_method = detail.properties.get('spark_clustering.method') -%}
+    {%- set key_change = none -%}
+    {%- if recorded_by and (spark_clustering._list_property(recorded_by) | map('lower') | list) != (cfg.cluster_by | map('lower') | list) -%}
+        {%- set key_change = 'cluster_by changed from ' ~ spark_clustering._list_property(recorded_by) | join(', ')
+                             ~ ' to ' ~ cfg.cluster_by | join(', ') -%}
+    {%- elif recorded_method and recorded_method != cfg.method -%}
+        {%- set key_change = 'cluster_method changed from ' ~ recorded_method ~ ' to ' ~ cfg.method -%}
+    {%- endif -%}
+
     {{ return({
-        'cfg': cfg, 'detail': detail, 'label': (model.name if model is defined and model and this is defined else relation | string),
+        'cfg': cfg, 'detail': detail, 'key_change': key_change, 'label': (model.name if model is defined and model and this is defined else relation | string),
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
         'workload_config': workload_config, 'policy': cfg.gate.policy, 'horizon_runs': cfg.gate.horizon_runs, 'queries_per_run': cfg.gate.queries_per_run,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
