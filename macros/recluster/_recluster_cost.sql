@@ -152,11 +152,15 @@
 
     {#- one sweep over the files: per box and group, the bytes and files it meets, and per column the
         rows inside the box (sum of rows x the share of the file's [min, max] inside it) -#}
+    {#- every bound as a number once (macro calls are the slow part of Jinja): each file's per column,
+        each box's per column it filters on, read as that column's values are -#}
     {%- set numeric = {} -%}
+    {%- set like = {} -%}
     {%- for file in scope.files -%}
         {%- set ranges = [] -%}
         {%- for r in file.ranges or [] -%}
-            {%- do ranges.append(none if r is none else [spark_clustering._cost_number(r[0], r[0]), spark_clustering._cost_number(r[1], r[1]), r[0]]) -%}
+            {%- if r is not none and loop.index0 not in like -%}{%- do like.update({loop.index0: r[0]}) -%}{%- endif -%}
+            {%- do ranges.append(none if r is none else [spark_clustering._cost_number(r[0], r[0]), spark_clustering._cost_number(r[1], r[1])]) -%}
         {%- endfor -%}
         {%- do numeric.update({file.path: ranges}) -%}
     {%- endfor -%}
@@ -164,8 +168,9 @@
     {%- set per_box = [] -%}
     {%- for entry in boxes -%}
         {%- set filters = [] -%}
-        {%- for name, bounds in entry.box.items() -%}
-            {%- if name | lower in lowered -%}{%- do filters.append([lowered.index(name | lower), bounds]) -%}{%- endif -%}
+        {%- for name, bounds in entry.box.items() if name | lower in lowered and lowered.index(name | lower) in like -%}
+            {%- set c = lowered.index(name | lower) -%}
+            {%- do filters.append([c, spark_clustering._cost_number(bounds[0], like[c]), spark_clustering._cost_number(bounds[1], like[c])]) -%}
         {%- endfor -%}
         {%- set group_figures = [] -%}
         {%- for group in groups -%}
@@ -174,7 +179,16 @@
                 {%- set ranges = numeric[file.path] -%}
                 {%- set nsf = namespace(meets=true) -%}
                 {%- for f in filters if ranges -%}
-                    {%- set share = spark_clustering._cost_share(ranges[f[0]], f[1]) -%}
+                    {#- the share of the file's rows inside the box on this column: its [min, max] taken
+                        as evenly filled; a one-value range is all in or all out; only NULLs: none -#}
+                    {%- set r = ranges[f[0]] -%}
+                    {%- if r is none -%}
+                        {%- set share = 0 -%}
+                    {%- else -%}
+                        {%- set start = r[0] if f[1] is none else [r[0], f[1]] | max -%}
+                        {%- set end = r[1] if f[2] is none else [r[1], f[2]] | min -%}
+                        {%- set share = 0 if start > end else (1 if r[1] == r[0] else [(end - start) / (r[1] - r[0]), 1e-9] | max) -%}
+                    {%- endif -%}
                     {%- do g.inside.update({f[0]: g.inside.get(f[0], 0) + file.rows * share}) -%}
                     {%- if share == 0 -%}{%- set nsf.meets = false -%}{%- endif -%}
                 {%- endfor -%}
@@ -243,21 +257,6 @@
     {%- set curve = [] -%}
     {%- for name in names if name in lowered -%}{%- do curve.append(lowered.index(name)) -%}{%- endfor -%}
     {{ return({'curve': curve, 'count': [curve | length, 1] | max, 'lead': none}) }}
-{% endmacro %}
-
-
-{#- The share of a file's [lo, hi] on one column (numbers, from _cost_number; none: the file holds
-    only NULLs there) inside a box's [lo, hi] (bounds as the workload gives them, none = open): its
-    rows taken as spread evenly; a one-value range counts 1 inside, 0 outside. -#}
-{% macro _cost_share(range, bounds) %}
-    {%- if range is none -%}{{ return(0) }}{%- endif -%}
-    {%- set lo = spark_clustering._cost_number(bounds[0], range[2]) -%}
-    {%- set hi = spark_clustering._cost_number(bounds[1], range[2]) -%}
-    {%- set start = range[0] if lo is none else [range[0], lo] | max -%}
-    {%- set end = range[1] if hi is none else [range[1], hi] | min -%}
-    {%- if start > end -%}{{ return(0) }}{%- endif -%}
-    {%- if range[1] == range[0] -%}{{ return(1) }}{%- endif -%}
-    {{ return([(end - start) / (range[1] - range[0]), 1e-9] | max) }}
 {% endmacro %}
 
 
