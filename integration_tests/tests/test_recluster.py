@@ -424,6 +424,10 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     run_model(dbt, alias, 24000, 26000, spark_clustering_recluster=False)
     out = recluster_op(dbt, s, alias, recluster={"policy": "cost"})
     assert out["cost"]["queries_per_run"] == 6 * len(BOXES) and out["cost"]["rate_source"] == "observed", out
+    # the next run checks the last rewrite's estimate against the files it left (the append aside)
+    assert out["cost"]["last_expected_files_per_query"] == figures["files_per_query_after"], out
+    assert abs(out["cost"]["files_per_query_settled"] - measured_after) <= 0.06, (out, measured_after)
+    assert f"the last rewrite expected ~{figures['files_per_query_after']} files per query" in out["reason"], out
     assert actual(spark, table) == expected(spark, [(0, 26000)])
 
 

@@ -47,8 +47,9 @@
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
-    {%- set record = spark_clustering._maintenance_record(relation) if settings.queries_per_run == 'observed' else {} -%}
+    {%- set record = spark_clustering._maintenance_record(relation) -%}
     {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total,
+                       'expected_files_per_query': record.get('expected_files_per_query'),
                        'rate': none, 'rate_source': 'declared', 'horizon_runs': settings.horizon_runs} -%}
     {%- if not boxes -%}
         {%- do context.update({'why': 'no workload observed or declared (the Spark extension records the queries that filter '
@@ -84,12 +85,13 @@
     {%- set figures = {'queries': queries, 'queries_per_run': context.rate, 'rate_source': context.rate_source,
                        'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
                        'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
-                       'files_per_query_after': 0, 'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
+                       'files_per_query_after': 0, 'files_per_query_settled': 0, 'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
     {%- set ns = namespace(best_unpaid=none) -%}
     {%- for key, scope in state.scopes.items() -%}
         {%- set choice = spark_clustering._recluster_cost_scope(scope, settings, context.boxes, queries) -%}
         {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
-                               'files_per_query_now': figures.files_per_query_now + choice.now.files}) -%}
+                               'files_per_query_now': figures.files_per_query_now + choice.now.files,
+                               'files_per_query_settled': figures.files_per_query_settled + choice.now.settled_files}) -%}
         {%- if choice.files -%}
             {%- do chosen.extend(choice.files) -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.after.bytes,
@@ -105,10 +107,15 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for name in ['bytes_per_query_now', 'bytes_per_query_after', 'files_per_query_now', 'files_per_query_after',
-                     'expected_saving_bytes'] -%}
+                     'files_per_query_settled', 'expected_saving_bytes'] -%}
         {%- do figures.update({name: figures[name] | round(1)}) -%}
     {%- endfor -%}
     {%- set rate_text = context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs' -%}
+    {#- the last rewrite's estimate against what the files it left meet now (new files aside) -#}
+    {%- set expected = context.get('expected_files_per_query') -%}
+    {%- set check = ('; the last rewrite expected ~' ~ expected ~ ' files per query, the files before this run\'s appends meet '
+                     ~ figures.files_per_query_settled) if expected is not none else '' -%}
+    {%- do figures.update({'last_expected_files_per_query': expected}) -%}
     {%- if not chosen -%}
         {%- if ns.best_unpaid is none -%}
             {%- set reason = 'cost: nothing to rewrite' -%}
@@ -116,7 +123,7 @@
             {%- set reason = 'cost: nothing pays: the best rewrite (' ~ ns.best_unpaid.files ~ ' files / '
                 ~ spark_clustering._bytes_text(ns.best_unpaid.bytes) ~ ') costs ' ~ spark_clustering._bytes_text(2 * ns.best_unpaid.bytes)
                 ~ ' and saves ~' ~ spark_clustering._bytes_text([0, ns.best_unpaid.saving] | max) ~ ' of reads over '
-                ~ (queries | round(1)) ~ ' queries (' ~ rate_text ~ ')' -%}
+                ~ (queries | round(1)) ~ ' queries (' ~ rate_text ~ ')' ~ check -%}
         {%- endif -%}
         {{ return({'rewrite': false, 'scopes': [], 'reason': reason, 'cost': figures}) }}
     {%- endif -%}
@@ -125,7 +132,7 @@
     {%- set reason = 'cost: rewrite ' ~ chosen | length ~ ' files / ' ~ spark_clustering._bytes_text(selection.bytes)
         ~ ': saves ~' ~ spark_clustering._bytes_text(figures.expected_saving_bytes) ~ ' of reads over ' ~ (queries | round(1))
         ~ ' queries (' ~ rate_text ~ '), costs ' ~ spark_clustering._bytes_text(2 * selection.bytes)
-        ~ '; files read per query ' ~ figures.files_per_query_now ~ ' -> ~' ~ figures.files_per_query_after ~ ' (estimated)' -%}
+        ~ '; files read per query ' ~ figures.files_per_query_now ~ ' -> ~' ~ figures.files_per_query_after ~ ' (estimated)' ~ check -%}
     {%- set scopes = chosen | map(attribute='scope') | unique | list -%}
     {{ return({'rewrite': true, 'scopes': scopes, 'reason': reason, 'selection': selection, 'cost': figures}) }}
 {% endmacro %}
@@ -201,10 +208,13 @@
         {%- do per_box.append({'weight': entry.weight, 'filters': filters, 'groups': group_figures}) -%}
     {%- endfor -%}
 
-    {%- set now = {'bytes': 0, 'files': 0} -%}
+    {#- settled: the files of earlier rewrites and builds only, which the last rewrite's estimate was about -#}
+    {%- set first_run = 1 if new_files | selectattr('rows', 'gt', 0) | list else 0 -%}
+    {%- set now = {'bytes': 0, 'files': 0, 'settled_files': 0} -%}
     {%- for b in per_box -%}
         {%- do now.update({'bytes': now.bytes + b.weight * b.groups | sum(attribute='bytes'),
-                           'files': now.files + b.weight * b.groups | sum(attribute='files')}) -%}
+                           'files': now.files + b.weight * b.groups | sum(attribute='files'),
+                           'settled_files': now.settled_files + b.weight * b.groups[first_run:] | sum(attribute='files')}) -%}
     {%- endfor -%}
 
     {%- set ns = namespace(best=none) -%}

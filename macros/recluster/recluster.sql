@@ -144,9 +144,14 @@
             them in their own log / manifests) -#}
         {%- do settings.kind.after_rewrite(relation, settings.cfg) -%}
     {%- endif -%}
-    {%- if cost_context is not none and cost_context.observed_queries is not none -%}
-        {#- the queries counted so far: the next run's rate is what comes on top -#}
-        {%- do spark_clustering._save_maintenance_record(relation, {'observed_queries': cost_context.observed_queries}) -%}
+    {%- if cost_context is not none -%}
+        {#- the queries counted so far (the next run's rate is what comes on top) and what the last
+            rewrite expected the files it left to meet per query (the next run checks it) -#}
+        {%- set remembered = {'observed_queries': cost_context.observed_queries} -%}
+        {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
+            {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after}) -%}
+        {%- endif -%}
+        {%- do spark_clustering._save_maintenance_record(relation, remembered) -%}
     {%- endif -%}
     {%- if outcome.cost is defined and outcome.decision == 'reclustered' -%}
         {%- do outcome.update({'expected_saving_bytes': outcome.cost.expected_saving_bytes}) -%}
