@@ -29,19 +29,22 @@
     {%- set weights = {} -%}
     {%- set boxes = [] -%}
     {%- set ns = namespace(total=none, source='declared') -%}
-    {%- if declared is not none and declared is not string -%}
+    {%- set is_declared = declared is not none and declared is not string -%}
+    {%- if is_declared -%}
         {%- for box in declared -%}
             {%- set key = tojson(box, sort_keys=true) -%}
             {%- if key not in weights -%}{%- do boxes.append(box) -%}{%- do weights.update({key: 0}) -%}{%- endif -%}
             {%- do weights.update({key: weights[key] + 1}) -%}
         {%- endfor -%}
-    {%- elif spark_clustering._has_extension_function('observed_workload') -%}
-        {%- set ns.source = 'observed' -%}
+    {%- endif -%}
+    {#- the queries observed so far count towards the rate with a declared workload too -#}
+    {%- if spark_clustering._has_extension_function('observed_workload') -%}
+        {%- set ns.source = 'declared' if is_declared else 'observed' -%}
         {%- set ns.total = 0 -%}
         {%- for row in spark_clustering._call_extension('observed_workload', {'table': settings.table_name}, ['box', 'queries'],
                                                         'order by queries desc, box') -%}
             {%- set ns.total = ns.total + row.queries | int -%}
-            {%- if loop.index <= 100 -%}
+            {%- if not is_declared and loop.index <= 100 -%}
                 {%- do boxes.append(fromjson(row.box)) -%}
                 {%- do weights.update({tojson(boxes[-1], sort_keys=true): row.queries | int}) -%}
             {%- endif -%}
@@ -64,8 +67,8 @@
     {%- if settings.queries_per_run != 'observed' -%}
         {%- do context.update({'ok': true, 'rate': settings.queries_per_run}) -%}
     {%- elif ns.total is none -%}
-        {%- do context.update({'why': 'queries_per_run is observed but the workload is declared: set queries_per_run to the '
-                               ~ 'queries the table serves between two runs'}) -%}
+        {%- do context.update({'why': 'queries_per_run is observed but the Spark extension, which counts the queries, is not '
+                               ~ 'loaded: load it, or set queries_per_run to the queries the table serves between two runs'}) -%}
     {%- elif record.get('observed_queries') is none -%}
         {%- do context.update({'why': 'the rate of queries is not known yet (the first run under the cost policy records '
                                ~ ns.total ~ ' observed queries; the next one counts those that came since)'}) -%}
