@@ -170,7 +170,8 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert_no_leftovers(spark, s, alias)
 
 
-@pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold"])
+@pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold", "run var",
+                                 "run var true"])
 def test_gate_leaves_the_files_alone(spark, dbt, s, how):
     alias = "rc_gate_" + how.replace(" ", "_")
     run_model(dbt, alias, 0, 10000, recluster={"max_average_depth": 3})
@@ -182,6 +183,8 @@ def test_gate_leaves_the_files_alone(spark, dbt, s, how):
         "skip_recluster": {"skip": True, "recluster": {"max_average_depth": 3}},
         "min_new_rows": {"recluster": {"max_average_depth": 3, "min_new_rows": 5000}},
         "within threshold": {"recluster": {"max_average_depth": 1000}},
+        "run var": {"spark_clustering_skip_recluster": [MODEL], "recluster": {"max_average_depth": 3}},
+        "run var true": {"spark_clustering_skip_recluster": True, "recluster": {"max_average_depth": 3}},
     }[how]
     run_model(dbt, alias, 10000, 12000, **switch)
     after = data_files(spark, table)
