@@ -232,7 +232,7 @@ private[commit] object TableLease {
     }
 
   /** Carries the busy error out of acquireOrBusy's loops when the caller wants it as an answer. */
-  private final class Busy(val error: RuntimeException) extends scala.util.control.ControlThrowable
+  private final class Busy(val error: RuntimeException) extends RuntimeException(error.getMessage, null, false, false)
 
   private def acquireOrBusy(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
       what: String, failWhenBusy: Boolean): (String, Long) = {
