@@ -6,6 +6,7 @@ definition: a file of r rows counts as round(r / cluster_target_file_rows) files
 """
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import threading
@@ -16,7 +17,7 @@ import pytest
 
 from harness.plans import skipping_summary
 from harness.storage import BUCKET, STORAGES, database_on
-from spark_clustering_dev.dbt import DbtError, run_operation_json
+from spark_clustering_dev.dbt import DbtError, dbt_output, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
 
@@ -170,7 +171,8 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert_no_leftovers(spark, s, alias)
 
 
-@pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold"])
+@pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold", "run var",
+                                 "run var true"])
 def test_gate_leaves_the_files_alone(spark, dbt, s, how):
     alias = "rc_gate_" + how.replace(" ", "_")
     run_model(dbt, alias, 0, 10000, recluster={"max_average_depth": 3})
@@ -182,6 +184,8 @@ def test_gate_leaves_the_files_alone(spark, dbt, s, how):
         "skip_recluster": {"skip": True, "recluster": {"max_average_depth": 3}},
         "min_new_rows": {"recluster": {"max_average_depth": 3, "min_new_rows": 5000}},
         "within threshold": {"recluster": {"max_average_depth": 1000}},
+        "run var": {"spark_clustering_skip_recluster": [MODEL], "recluster": {"max_average_depth": 3}},
+        "run var true": {"spark_clustering_skip_recluster": True, "recluster": {"max_average_depth": 3}},
     }[how]
     run_model(dbt, alias, 10000, 12000, **switch)
     after = data_files(spark, table)
@@ -459,3 +463,130 @@ def test_a_changed_method_rewrites_every_file_under_the_new_one_and_says_so(spar
     # and once under the new method, the next run decides as usual
     out = recluster_op(dbt, s, alias, method="linear")
     assert "changed" not in out["reason"], out
+
+
+# ---- maintain(): every model with the hook or a recluster config, outside the run ----------------
+
+# The test project's candidates: recluster_case (the hook), cluster_case once case_recluster is set
+# (a recluster config), telemetry_incremental (the hook; never built in this module's schema).
+MAINTAIN_ALIAS, BUILT_ALIAS = "rc_kept", "rc_kept_built"
+
+
+def maintain_vars(s, **vars_):
+    """recluster_case as rc_kept, cluster_case as rc_kept_built (from mt_source), both gated at
+    max_average_depth 3."""
+    v = model_vars(MAINTAIN_ALIAS, recluster={"max_average_depth": 3})
+    v.update({"case_source": f"{s}.mt_source", "case_alias": BUILT_ALIAS, "case_cluster_by": COLUMNS,
+              "case_file_rows": FILE_ROWS, "case_recluster": {"max_average_depth": 3}})
+    v.update({(k if k.startswith(("spark_clustering", "case_")) else f"rc_{k}"): val for k, val in vars_.items()})
+    return v
+
+
+def maintain_op(s, args=None, **vars_):
+    return run_operation_json("spark_clustering.maintain", args or {}, prefix="maintain", schema=s,
+                              vars=maintain_vars(s, **vars_))
+
+
+@pytest.fixture(scope="module")
+def maintained(spark, dbt, s):
+    """recluster_case with an unclustered append (appended with reclustering off), cluster_case built by
+    clustered_table (one clustered run, nothing new): (recluster_case table, cluster_case table)."""
+    run_model(dbt, MAINTAIN_ALIAS, 0, 6000, recluster={"max_average_depth": 3})
+    spark.sql(f"drop table if exists {s}.mt_source")
+    spark.sql(f"create table {s}.mt_source using parquet as {ROW_SQL} from range(0, 6000)")
+    dbt(["run", "--select", "cluster_case"], vars=maintain_vars(s))
+    return f"{s}.{MAINTAIN_ALIAS}", f"{s}.{BUILT_ALIAS}"
+
+
+def append_unclustered(spark, dbt, s, hooked, built, start, end):
+    """New level-0 files in both tables: each needs a recluster at max_average_depth 3."""
+    run_model(dbt, MAINTAIN_ALIAS, start, end, spark_clustering_recluster=False)
+    spark.sql(f"insert into {built} select /*+ repartition(3) */ * from ({ROW_SQL} from range({start}, {end}))")
+
+
+def by_model(summary):
+    return {row["model"]: row for row in summary["tables"]}
+
+
+def test_maintain_reclusters_the_models_that_need_it_and_reports_the_others(spark, dbt, s, maintained):
+    hooked, built = maintained
+    run_model(dbt, MAINTAIN_ALIAS, 6000, 9000, spark_clustering_recluster=False)
+    appended = {p for p in data_files(spark, hooked) if Path(p).name.startswith("part-")}
+    assert appended
+    before_built = actual(spark, built)
+    out = maintain_op(s)
+    rows = by_model(out)
+    assert set(rows) == {MODEL, "cluster_case", "telemetry_incremental"}, rows
+    assert rows[MODEL]["decision"] == "reclustered" and rows[MODEL]["table"] == hooked, rows[MODEL]
+    assert rows[MODEL]["files_rewritten"] >= len(appended) and rows[MODEL]["bytes_rewritten"] > 0, rows[MODEL]
+    assert rows[MODEL]["rounds"] >= 1 and rows[MODEL]["expected_saving_bytes"] is None, rows[MODEL]
+    # the clustered_table build is one clustered run and nothing arrived since
+    assert rows["cluster_case"]["decision"] == "skipped", rows["cluster_case"]
+    assert rows["cluster_case"]["reason"] == "no new rows since the last recluster", rows["cluster_case"]
+    assert rows["cluster_case"]["files_rewritten"] == 0
+    assert rows["telemetry_incremental"]["decision"] == "not built", rows["telemetry_incremental"]
+    assert out["failed"] == []
+    assert not any(Path(p).name.startswith("part-") for p in data_files(spark, hooked))
+    assert actual(spark, hooked) == expected(spark, [(0, 9000)])
+    assert actual(spark, built) == before_built == expected(spark, [(0, 6000)])
+    assert_no_leftovers(spark, s, MAINTAIN_ALIAS)
+
+
+def test_maintain_selects_by_name_and_tag_and_names_what_matches_nothing(spark, dbt, s, maintained):
+    assert set(by_model(maintain_op(s, {"select": ["cluster_case"]}))) == {"cluster_case"}
+    tagged = maintain_op(s, {"select": ["tag:nightly"]}, tags=["nightly"])
+    assert set(by_model(tagged)) == {MODEL}, tagged
+    assert set(by_model(maintain_op(s, {"select": ["path:models/example"]}))) == {"telemetry_incremental"}
+    assert set(by_model(maintain_op(s, {"exclude": ["telemetry_incremental", MODEL]}))) == {"cluster_case"}
+    for args, name in [({"select": ["no_such_model"]}, "no_such_model"), ({"select": ["tag:nightly"]}, "tag:nightly"),
+                       ({"exclude": ["smoke_numbers"]}, "smoke_numbers")]:  # a model, but without the hook
+        with pytest.raises(DbtError) as err:
+            maintain_op(s, args)
+        text = str(err.value)
+        assert f"'{name}' matches no model with the recluster() post-hook" in text, text[-3000:]
+        assert f"those models are: cluster_case, {MODEL}, telemetry_incremental" in text, text[-3000:]
+
+
+@pytest.mark.parametrize("how", ["config", "run var"])
+def test_maintain_honours_skip_recluster(spark, dbt, s, maintained, how):
+    hooked, built = maintained
+    start = {"config": 20000, "run var": 30000}[how]
+    append_unclustered(spark, dbt, s, hooked, built, start, start + 2000)
+    switch = {"config": {"skip": True}, "run var": {"spark_clustering_skip_recluster": [MODEL]}}[how]
+    before = data_files(spark, hooked)
+    rows = by_model(maintain_op(s, **switch))
+    reason = {"config": "config skip_recluster is true", "run var": "var spark_clustering_skip_recluster names the model"}[how]
+    assert (rows[MODEL]["decision"], rows[MODEL]["reason"]) == ("skipped", reason), rows[MODEL]
+    assert data_files(spark, hooked) == before
+    # the other model is not named: reclustered
+    assert rows["cluster_case"]["decision"] == "reclustered", rows["cluster_case"]
+    assert not any(Path(p).name.startswith("part-") for p in data_files(spark, built))
+    # and the next maintain without the switch reclusters the skipped one
+    rows = by_model(maintain_op(s))
+    assert rows[MODEL]["decision"] == "reclustered", rows[MODEL]
+
+
+def test_one_failing_table_is_reported_and_fails_the_operation_after_the_others(spark, dbt, s, maintained, tmp_path):
+    """recluster_case's lease held by another writer: its row says so, cluster_case is still reclustered,
+    and the run-operation fails (exit code 1) naming the failed table."""
+    hooked, built = maintained
+    append_unclustered(spark, dbt, s, hooked, built, 40000, 42000)
+    hooked_before, built_expected = data_files(spark, hooked), actual(spark, built)
+    token = spark.sql(f"select lease_token from table_lease_acquire('{hooked}', 'test holder', '0', 'table')").first()[0]
+    try:
+        run, output = dbt_output(dbt, ["run-operation", "spark_clustering.maintain", "--args", "{}"], tmp_path,
+                                 expect_success=False, vars=maintain_vars(s, spark_clustering_lease_wait_seconds=0))
+    finally:
+        spark.sql(f"select * from table_lease_release('{token}', 'false')").collect()
+    assert not run.success
+    line = next(line for line in output.splitlines() if "maintain: {" in line)
+    summary = json.loads(line[line.index("maintain: ") + len("maintain: "):])
+    rows = by_model(summary)
+    assert rows[MODEL]["decision"] == "failed" and "is being written by test holder" in rows[MODEL]["reason"], rows[MODEL]
+    assert rows["cluster_case"]["decision"] == "reclustered", rows["cluster_case"]
+    assert summary["failed"] == [MODEL]
+    error = "\n".join(run.messages) + output
+    assert f"maintain: 1 of 3 table(s) failed" in error and f"{MODEL} ({hooked}): spark_clustering: table {hooked} is being written" in error, error[-3000:]
+    assert data_files(spark, hooked) == hooked_before
+    assert not any(Path(p).name.startswith("part-") for p in data_files(spark, built))
+    assert actual(spark, built) == built_expected

@@ -47,6 +47,7 @@
         'table_lease_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
         'table_lease_check': ['lease_token', 'what'],
         'table_lease_release': ['token_or_owner_prefix', 'by_owner'],
+        'table_lease_try_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
         'table_rewrite_commit': ['table', 'lease_token', 'staging_table', 'staging_dir', 'file_prefix', 'read_version',
                                  'validated_rows', 'validated_bytes', 'cluster_by', 'replaced_files'],
         'table_rewrite_recover': ['table', 'lease_token', 'staging_table'],

@@ -31,7 +31,7 @@
         'cluster_swap':                  {'default': 'auto', 'paths': ['build']},
         'cluster_lease_wait_seconds':    {'default': 300, 'var': 'spark_clustering_lease_wait_seconds', 'paths': ['build', 'recluster']},
         'recluster':                     {'default': {}, 'paths': ['recluster']},
-        'skip_recluster':                {'default': false, 'paths': ['recluster']},
+        'skip_recluster':                {'default': false, 'var': 'spark_clustering_skip_recluster', 'paths': ['recluster']},
     }) }}
 {% endmacro %}
 
@@ -48,11 +48,14 @@
                  (not for dbt-spark's own keys, `adapter_key`)
       property   the table property, when `properties` (the existing table's) are given
       default
+    The var of skip_recluster (spark_clustering_skip_recluster) also takes a list of model names:
+    true for the models `model_name` names in it, unset for the others; false is unset too, so a
+    model's own skip_recluster: true holds whatever the var says.
     `node_config`: a node's config as a mapping (the model's `model.config` in a build, the graph
     node's in a run-operation); none for a table no model builds. cluster_by 'auto' on an existing
     table whose build recorded its columns resolves to those columns (origin 'property'), and its
     method then defaults to auto: the workload may have changed since the build chose them. -#}
-{% macro _resolve_settings(node_config=none, properties=none, arguments=none) %}
+{% macro _resolve_settings(node_config=none, properties=none, arguments=none, model_name=none) %}
     {%- set node_config = node_config or {} -%}
     {%- set meta = node_config.get('meta') or {} -%}
     {%- set arguments = arguments or {} -%}
@@ -60,8 +63,12 @@
     {%- set ns_by = namespace(auto=false) -%}
     {%- for key, spec in spark_clustering._declared_settings().items() -%}
         {%- set ns = namespace(value=none, origin='default') -%}
+        {%- set var_value = var(spec.var, none) if spec.var else none -%}
+        {%- if key == 'skip_recluster' -%}
+            {%- set var_value = spark_clustering._skip_recluster_var(var_value, model_name) -%}
+        {%- endif -%}
         {%- set chain = [('argument', arguments.get(key)),
-                         ('var', var(spec.var, none) if spec.var else none),
+                         ('var', var_value),
                          ('config', node_config.get(key)),
                          ('meta', none if spec.adapter_key else meta.get(key))] -%}
         {%- for origin, value in chain if ns.origin == 'default' and value is not none -%}
@@ -97,4 +104,19 @@
     key read from it is never a `config.get` of a custom key, which dbt >= 1.10 warns about. -#}
 {% macro _current_model_config() %}
     {{ return(model.config if model is defined and model and model.config is defined else {}) }}
+{% endmacro %}
+
+
+{#- The per-run skip (var spark_clustering_skip_recluster) as the chain's var link of skip_recluster:
+    true (every model), or a list of model names (true for those); anything else leaves the link
+    unset (none), so the model's own skip_recluster decides. -#}
+{% macro _skip_recluster_var(value, model_name) %}
+    {%- if value is sameas true or value in ['true', 'True'] -%}
+        {{ return(true) }}
+    {%- elif value is string -%}
+        {{ return(true if model_name is not none and value.split(',') | map('trim') | select('equalto', model_name) | list else none) }}
+    {%- elif value is iterable and value is not mapping -%}
+        {{ return(true if model_name is not none and model_name in value else none) }}
+    {%- endif -%}
+    {{ return(none) }}
 {% endmacro %}

@@ -29,7 +29,8 @@
     {%- set arguments = {'cluster_by': columns, 'cluster_method': method,
                          'file_format': detail.provider, 'partition_by': detail.partition_by} -%}
     {%- set node_config = node.config if node is not none else none -%}
-    {%- set resolved = spark_clustering._resolve_settings(node_config, detail.properties, arguments) -%}
+    {%- set resolved = spark_clustering._resolve_settings(node_config, detail.properties, arguments,
+                                                          node.name if node is not none else none) -%}
     {%- if resolved.cluster_by.value is none -%}
         {{ exceptions.raise_compiler_error(
             "recluster: " ~ relation ~ " has no `cluster_by`: set it in the model's config (or under meta), "
@@ -81,7 +82,9 @@
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
         'workload_config': workload_config, 'policy': cfg.gate.policy, 'horizon_runs': cfg.gate.horizon_runs, 'queries_per_run': cfg.gate.queries_per_run,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
-        'skip': cfg.skip_recluster, 'settings': resolved, 'model': node.name if node is not none else none,
+        'skip': cfg.skip_recluster, 'settings': resolved,
+        'skip_reason': ('var spark_clustering_skip_recluster names the model' if resolved.skip_recluster.origin == 'var'
+                        else resolved.skip_recluster.origin ~ ' skip_recluster is true'), 'model': node.name if node is not none else none,
         'table_name': relation.schema ~ '.' ~ relation.identifier, 'kind': kind,
     }) }}
 {% endmacro %}

@@ -70,7 +70,7 @@
     {%- if switch in [false, 'false', 'False', 0] -%}
         {%- do outcome.update({'reason': 'var spark_clustering_recluster is false'}) -%}
     {%- elif settings.skip -%}
-        {%- do outcome.update({'reason': 'config skip_recluster is true'}) -%}
+        {%- do outcome.update({'reason': settings.skip_reason}) -%}
     {%- endif -%}
     {%- if outcome.reason -%}
         {%- do spark_clustering._table_lease_release(lease) -%}

@@ -13,6 +13,7 @@
     skip_recluster=var('rc_skip', false),
     cluster_file_stats=var('rc_file_stats', none),
     post_hook="{{ spark_clustering.recluster() }}",
+    tags=var('rc_tags', []),
 ) }}
 
 {#- With rc_partition_by: a `day` partition column, every row in day rc_day when that is set. -#}

@@ -12,6 +12,7 @@ import org.apache.spark.sql.sparkclustering.commit.TableCommittedRows
 import org.apache.spark.sql.sparkclustering.commit.TableDataFiles
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseAcquire
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseCheck
+import org.apache.spark.sql.sparkclustering.commit.TableLeaseTryAcquire
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseRelease
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteCommit
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteRecover
@@ -139,6 +140,12 @@ private[sparkclustering] object SparkClusteringTableFunctions {
       "(table, owner, wait_seconds, scope) - take the table's writer lease (scope 'name' or 'table'), waiting " +
         "up to wait_seconds for its holder") { a =>
       TableLeaseAcquire(a.string(0, "table"), a.string(1, "owner"), a.string(2, "wait_seconds").toDouble,
+        a.string(3, "scope"))
+    },
+    function("table_lease_try_acquire", 4, "table_lease_try_acquire('db.table', owner, wait_seconds, 'name' | 'table')",
+      "(table, owner, wait_seconds, scope) - as table_lease_acquire, but a lease still held when the wait runs " +
+        "out gives a row with a null lease_token and the holder in `busy` instead of an error") { a =>
+      TableLeaseTryAcquire(a.string(0, "table"), a.string(1, "owner"), a.string(2, "wait_seconds").toDouble,
         a.string(3, "scope"))
     },
     function("table_lease_check", 2, "table_lease_check(lease_token, what)",

@@ -218,7 +218,24 @@ private[commit] object TableLease {
    * lease is held.
    */
   def acquire(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
-      what: String): (String, Long) = {
+      what: String): (String, Long) = acquireOrBusy(spark, conf, dirs, owner, waitMs, what, failWhenBusy = true)
+
+  /** As [[acquire]], but a lease still held when the wait runs out is an answer, not an error:
+   *  Left(the error acquire would raise, naming the holder). Any other failure still throws. A
+   *  run over many tables (dbt's maintain) reports a busy table and goes on with the others. */
+  def tryAcquire(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
+      what: String): Either[String, (String, Long)] =
+    try Right(acquireOrBusy(spark, conf, dirs, owner, waitMs, what, failWhenBusy = false))
+    catch {
+      // the message alone: Spark's getMessage wraps it in the error class and the SQLSTATE
+      case busy: Busy => Left(busy.error.getMessage.replaceFirst("^\\[[A-Z_.]+\\] ", "").replaceFirst(" SQLSTATE: \\w+$", ""))
+    }
+
+  /** Carries the busy error out of acquireOrBusy's loops when the caller wants it as an answer. */
+  private final class Busy(val error: RuntimeException) extends RuntimeException(error.getMessage, null, false, false)
+
+  private def acquireOrBusy(spark: SparkSession, conf: Configuration, dirs: Seq[Path], owner: String, waitMs: Long,
+      what: String, failWhenBusy: Boolean): (String, Long) = {
     val ttl = ttlMs(spark)
     val start = System.currentTimeMillis()
     val token = UUID.randomUUID().toString
@@ -246,8 +263,9 @@ private[commit] object TableLease {
           } else live match {
             case Some(h) =>
               if (waited >= waitMs) {
-                throw SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
+                val busy = SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
                   waited / 1000.0, ttl / 1000)
+                throw (if (failWhenBusy) busy else new Busy(busy))
               }
               // a short poll: a holder that takes the lease again right after giving it up would
               // otherwise win nearly every time against a waiter that sleeps longer

@@ -17,16 +17,41 @@ private[sparkclustering] case class TableLeaseAcquire(tableName: String, owner: 
     AttributeReference("waited_ms", LongType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val dirs = scope match {
-      case "name" => Seq(LeasePaths.ofName(spark, tableName))
-      case "table" => Seq(LeasePaths.ofName(spark, tableName),
-        LeasePaths.ofLocation(CatalogTables.table(spark, tableName)))
-      case other => throw SparkClusteringErrors.invalidArgument("table_lease_acquire",
-        s"scope '$other' must be 'name' or 'table'")
-    }
+    val dirs = TableLeaseAcquire.dirs(spark, tableName, scope, "table_lease_acquire")
     val (token, waited) = TableLease.acquire(spark, Sessions.hadoopConf(spark), dirs, owner,
       (waitSeconds * 1000).toLong, s"table $tableName")
     Seq(Row(token, waited))
+  }
+}
+
+private[sparkclustering] object TableLeaseAcquire {
+  /** The lease directories of a scope: 'name' the table name only, 'table' the name and the location. */
+  def dirs(spark: SparkSession, tableName: String, scope: String, function: String): Seq[org.apache.hadoop.fs.Path] =
+    scope match {
+      case "name" => Seq(LeasePaths.ofName(spark, tableName))
+      case "table" => Seq(LeasePaths.ofName(spark, tableName),
+        LeasePaths.ofLocation(CatalogTables.table(spark, tableName)))
+      case other => throw SparkClusteringErrors.invalidArgument(function, s"scope '$other' must be 'name' or 'table'")
+    }
+}
+
+/** `select * from table_lease_try_acquire('db.t', owner, wait_seconds, scope)`: as table_lease_acquire,
+ *  but a lease another writer still holds when the wait runs out gives a row (null, waited_ms, the
+ *  error table_lease_acquire would raise) instead of an error. One row (lease_token, waited_ms, busy). */
+private[sparkclustering] case class TableLeaseTryAcquire(tableName: String, owner: String, waitSeconds: Double, scope: String)
+    extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("lease_token", StringType, nullable = true)(),
+    AttributeReference("waited_ms", LongType, nullable = false)(),
+    AttributeReference("busy", StringType, nullable = true)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val dirs = TableLeaseAcquire.dirs(spark, tableName, scope, "table_lease_try_acquire")
+    TableLease.tryAcquire(spark, Sessions.hadoopConf(spark), dirs, owner, (waitSeconds * 1000).toLong,
+        s"table $tableName") match {
+      case Right((token, waited)) => Seq(Row(token, waited, null))
+      case Left(busy) => Seq(Row(null, (waitSeconds * 1000).toLong, busy))
+    }
   }
 }
 
