@@ -11,13 +11,15 @@ import json
 import math
 import os
 import shutil
+import struct
 from decimal import Decimal
 
 import pytest
 
 from harness.storage import STORAGES, database_on, names
 from harness.storage import location as storage_location
-from spark_clustering_dev.paths import local
+from spark_clustering_dev.dbt import dbt_output
+from spark_clustering_dev.paths import WORK, local
 from spark_clustering_dev.spark import confs
 
 COLUMNS = {
@@ -565,3 +567,200 @@ def test_write_file_stats_argument_errors(spark, s):
         write_stats(spark, csv, "'maybe'")
     with pytest.raises(Exception, match=r"WRONG_NUM_ARGS|write_file_stats"):
         spark.sql("select * from write_file_stats()").collect()
+
+
+# --- file_stats from the metadata (table_file_stats) ------------------------------------------------
+# What file_stats runs on a plain table with the jar loaded: per file the sidecar's or the footer's
+# exact statistics, the rows of only the other files. The reference is the GROUP BY file_stats runs
+# without the jar, compared value for value (types, -0.0, NULLs, the row of every file with rows).
+
+MEASURED = {"i": "int", "l": "bigint", "dt": "date", "ts": "timestamp", "dec": "decimal(15,2)", "d": "double",
+            "s": "string"}
+LONG_PREFIX = "p" * 5000  # past parquet's 4096-byte statistics limit and orc's 1024-character one
+TRUNCATED_PREFIX = "q" * 30  # past the truncation set below
+# What a parquet footer written by Spark holds exactly: not a double's maximum (NaN), not a string
+# (parquet-mr may cut it without saying so)
+FOOTER_EXACT = ["i", "l", "dt", "ts", "dec"]
+
+
+def measured_row(i="null", l="null", dt="null", ts="null", dec="null", d="null", s="null"):
+    values = [i, l, dt, ts, dec, d, s]
+    return "(" + ", ".join(f"cast({v} as {t})" for v, t in zip(values, MEASURED.values())) + ")"
+
+
+# One file each: (name, parquet timestamp type, hadoop settings of the write, rows)
+MEASURED_FILES = [
+    ("ordinary", "TIMESTAMP_MICROS", {}, [
+        measured_row(1, 10000000000, "date'2020-01-02'", "timestamp'2020-01-02 03:04:05.123456'", "12.34", "1.5D",
+                     "'abc'"),
+        measured_row(-5, "null", "date'1969-12-31'", "null", "-0.01", "-0.0D", "null"),
+        measured_row("null", -3, "null", "timestamp'1969-12-31 23:59:59.999999'", "null", "null", "'é日本'")]),
+    ("long strings", "TIMESTAMP_MICROS", {}, [
+        measured_row(2, 2, "date'2021-01-01'", "timestamp'2021-01-01 00:00:00'", "1.00", "2.0D",
+                     f"concat('{LONG_PREFIX}', 'b')"),
+        measured_row(3, 3, "date'2021-01-02'", "timestamp'2021-01-02 00:00:00'", "2.00", "3.0D",
+                     f"concat('{LONG_PREFIX}', 'a')")]),
+    # parquet-mr cuts the bounds without marking them inexact on some lines: a prefix for min, the
+    # prefix rounded up for max
+    ("truncated strings", "TIMESTAMP_MICROS", {"parquet.statistics.truncate.length": "16"}, [
+        measured_row(4, 4, "date'2022-01-01'", "timestamp'2022-01-01 00:00:00'", "3.00", "4.0D",
+                     f"'{TRUNCATED_PREFIX}x'"),
+        measured_row(5, 5, "date'2022-01-02'", "timestamp'2022-01-02 00:00:00'", "4.00", "5.0D",
+                     f"'{TRUNCATED_PREFIX}y'")]),
+    ("all null", "TIMESTAMP_MICROS", {}, [
+        measured_row(6, 6, "date'2023-01-01'", "timestamp'2023-01-01 00:00:00'"),
+        measured_row(7, 7, "date'2023-01-02'", "timestamp'2023-01-02 00:00:00'")]),
+    # INT96: Spark's default, written without statistics
+    ("int96", "INT96", {}, [
+        measured_row(8, 8, "date'2024-01-01'", "timestamp'2024-01-01 00:00:00'", "5.00", "6.0D", "'z'")]),
+]
+
+
+def measured_table(spark, table, fmt, files=MEASURED_FILES):
+    """One file per entry of `files`, and one with zero rows."""
+    new_table(spark, table, "(" + ", ".join(f"{c} {t}" for c, t in MEASURED.items()) + f") using {fmt}")
+    for _, ts_type, settings, rows in files:
+        with confs(spark, {"spark.sql.parquet.outputTimestampType": ts_type, **settings}):
+            spark.sql(f"insert into {table} select /*+ REPARTITION(1) */ * from values {', '.join(rows)} "
+                      f"as v({', '.join(MEASURED)})")
+    spark.sql(f"insert into {table} select * from {table} where false")
+
+
+def row_scan_sql(table, columns):
+    """file_stats's SQL without the jar (macros/stats/file_stats.sql)."""
+    aggregates = "".join(f", min(`{c}`) as `{c}__min`, max(`{c}`) as `{c}__max`, "
+                         f"count(*) - count(`{c}`) as `{c}__null_count`" for c in columns)
+    return (f"select _metadata.file_path as file_path, count(*) as row_count{aggregates} "
+            f"from {table} group by _metadata.file_path")
+
+
+def measured_sql(table, columns):
+    return f"select * from table_file_stats('{table}', array({', '.join(repr(c) for c in columns)}))"
+
+
+def exact_rows(df):
+    """The rows with their schema, floats by their bits (-0.0 is not 0.0, NaN is NaN), by file."""
+    def value(v):
+        return ("double", struct.pack(">d", v)) if isinstance(v, float) else v
+    rows = sorted((tuple(value(v) for v in r) for r in df.collect()), key=lambda r: r[0])
+    return [(f.name, f.dataType.simpleString()) for f in df.schema.fields], rows
+
+
+def assert_measured_is_the_row_scan(spark, table, columns):
+    measured = exact_rows(spark.sql(measured_sql(table, columns)))
+    scanned = exact_rows(spark.sql(row_scan_sql(table, columns)))
+    assert measured == scanned
+    return measured
+
+
+def data_files(table_location):
+    return sorted(p for p in glob.glob(os.path.join(table_location, "**", "*"), recursive=True)
+                  if os.path.isfile(p) and not os.path.basename(p).startswith((".", "_")))
+
+
+def zero_parquet_data(path):
+    """Zero every byte between the leading magic and the footer: the footer (and so the statistics)
+    stays readable, any read of a row fails on its page header. Size and mtime are kept (the file's
+    cache keys, and the sidecar's)."""
+    st = os.stat(path)
+    with open(path, "r+b") as fh:
+        fh.seek(-8, os.SEEK_END)
+        footer_length = int.from_bytes(fh.read(4), "little")
+        data_end = st.st_size - 8 - footer_length
+        fh.seek(4)
+        fh.write(b"\0" * (data_end - 4))
+    drop_checksum(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def jobs_in(spark, group, call):
+    """The Spark jobs `call` started (none: no row of any file was read)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        result = call()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return list(sc.statusTracker().getJobIdsForGroup(group)), result
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_file_stats_from_metadata_equal_the_row_scan(spark, s, dbt, fmt):
+    t = f"{s}.measure_{fmt}"
+    measured_table(spark, t, fmt)
+    # every column, then without the double (whose footer maximum is never exact): more files from footers
+    assert_measured_is_the_row_scan(spark, t, list(MEASURED))
+    _, rows = assert_measured_is_the_row_scan(spark, t, [c for c in MEASURED if c != "d"])
+    assert len(rows) == len(MEASURED_FILES)  # the file with zero rows has none, as in the row scan
+    assert_measured_is_the_row_scan(spark, t, ["s", "i"])  # any order, any subset
+    # from the sidecar (Spark's own min / max, doubles and INT96 timestamps too)
+    write_stats(spark, t)
+    assert_measured_is_the_row_scan(spark, t, list(MEASURED))
+    # file_stats is this call on a plain table when the jar is loaded
+    _, text = dbt_output(dbt, ["run-operation", "metrics_file_stats_sql", "--args",
+                               json.dumps({"schema": s, "tables": [f"measure_{fmt}"], "columns": ["i", "s"]})],
+                         WORK / "pytest" / "dbt_target_file_stats_store")
+    sql = json.loads(next(line for line in text.splitlines()
+                          if line.startswith("metrics_file_stats_sql: ")).split(": ", 1)[1])[f"measure_{fmt}"]
+    assert "table_file_stats(" in sql and "group by" not in sql.lower(), sql
+    assert exact_rows(spark.sql(sql)) == exact_rows(spark.sql(row_scan_sql(t, ["i", "s"])))
+
+
+def test_measuring_a_table_with_exact_footers_reads_no_rows(spark, s):
+    """The data of every file zeroed, footers intact: reading any row fails (the row scan shows it),
+    the measure returns what the row scan returned before, and starts no Spark job."""
+    columns = FOOTER_EXACT
+    files = [f for f in MEASURED_FILES if f[0] in ("ordinary", "all null")]
+    t = f"{s}.measure_no_rows"
+    measured_table(spark, t, "parquet", files)
+    before = exact_rows(spark.sql(row_scan_sql(t, columns)))
+    for path in data_files(location(spark, t)):
+        zero_parquet_data(path)
+    spark.sql(f"refresh table {t}")
+    with pytest.raises(Exception):
+        spark.sql(row_scan_sql(t, columns)).collect()
+    jobs, measured = jobs_in(spark, "sc_measure_no_rows", lambda: exact_rows(spark.sql(measured_sql(t, columns))))
+    assert measured == before
+    assert jobs == []
+
+    # the sidecar, written before the data was lost: the double and INT96 timestamps too (Spark's own
+    # min / max); strings there are the footer's unless write_file_stats read them, so not asked
+    t = f"{s}.measure_no_rows_sidecar"
+    columns = [c for c in MEASURED if c != "s"]
+    measured_table(spark, t, "parquet", MEASURED_FILES)
+    before = exact_rows(spark.sql(row_scan_sql(t, columns)))
+    write_stats(spark, t)
+    for path in data_files(location(spark, t)):
+        zero_parquet_data(path)
+    spark.sql(f"refresh table {t}")
+    jobs, measured = jobs_in(spark, "sc_measure_no_rows_sidecar", lambda: exact_rows(spark.sql(measured_sql(t, columns))))
+    assert measured == before
+    assert jobs == []
+
+
+def test_only_a_file_without_usable_statistics_is_read(spark, s):
+    """An INT96 file (no timestamp statistics) beside files with exact footers whose data is zeroed:
+    the measure reads the INT96 file's rows (a job) and no row of the others (they would fail it)."""
+    t = f"{s}.measure_one_file_read"
+    files = [f for f in MEASURED_FILES if f[0] in ("ordinary", "all null", "int96")]
+    measured_table(spark, t, "parquet", files)
+    columns = FOOTER_EXACT
+    before = exact_rows(spark.sql(row_scan_sql(t, columns)))
+    int96 = [r for r in before[1] if r[1] == 1]
+    assert len(int96) == 1
+    for path in data_files(location(spark, t)):
+        if local(int96[0][0]) != local("file:" + path):
+            zero_parquet_data(path)
+    spark.sql(f"refresh table {t}")
+    jobs, measured = jobs_in(spark, "sc_measure_one_file", lambda: exact_rows(spark.sql(measured_sql(t, columns))))
+    assert measured == before
+    assert jobs != []
+
+
+def test_table_file_stats_argument_errors(spark, s):
+    t = f"{s}.measure_errors"
+    new_table(spark, t, "(x int) using parquet")
+    with pytest.raises(Exception, match="has no column nope"):
+        spark.sql(measured_sql(t, ["x", "nope"])).collect()
+    assert spark.sql(measured_sql(t, ["X"])).columns == ["file_path", "row_count", "X__min", "X__max", "X__null_count"]
+    assert spark.sql(measured_sql(t, ["x"])).collect() == []

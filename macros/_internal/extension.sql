@@ -44,6 +44,7 @@
         'swap_staging_table': ['table', 'lease_token', 'what'],
         'table_committed_rows': ['table', 'version'],
         'table_data_files': ['table'],
+        'table_file_stats': ['table', 'columns'],
         'table_lease_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
         'table_lease_check': ['lease_token', 'what'],
         'table_lease_release': ['token_or_owner_prefix', 'by_owner'],

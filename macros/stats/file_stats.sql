@@ -14,8 +14,12 @@
         reads exactly its live files; files with zero rows produce no row. -#}
     {%- set detail = spark_clustering._existing_table_detail(relation) -%}
     {%- set kind = spark_clustering._table_kind(detail.provider) if detail is not none else none -%}
+    {#- a view cannot keep a call of the jar's table functions (session functions): a view model
+        reads the rows -#}
+    {%- set in_view = model is defined and model is mapping
+                      and (model.get('config') or {}).get('materialized') in ['view', 'materialized_view'] -%}
     {%- if kind is not none -%}
-        {%- set from_metadata = kind.metadata_file_stats(relation, column_list, detail) -%}
+        {%- set from_metadata = kind.metadata_file_stats(relation, column_list, detail) if not in_view else '' -%}
         {%- if from_metadata -%}{{ return(from_metadata) }}{%- endif -%}
         {%- set file_path = kind.file_column(detail.columns) -%}
     {%- else -%}

@@ -16,7 +16,7 @@
         'file_place': spark_clustering._plain_file_place,
         'staging_dir': spark_clustering._plain_staging_dir,
         'stage': spark_clustering._plain_stage,
-        'metadata_file_stats': spark_clustering._table_kind_skips,
+        'metadata_file_stats': spark_clustering._plain_metadata_file_stats,
         'after_rewrite': spark_clustering._write_file_stats_after_write,
     }) }}
 {% endmacro %}
@@ -57,6 +57,31 @@
 {#- Spark's file metadata column (renamed when the table has a column called _metadata). -#}
 {% macro _plain_file_column(column_names) %}
     {{ return(spark_clustering._metadata_column(column_names) ~ '.file_path') }}
+{% endmacro %}
+
+
+{#- file_stats from the metadata, through the jar's table_file_stats: per file the statistics sidecar
+    or the footer where it holds every column's min, max and NULL count exactly; only the other files
+    (a truncated or missing bound, no statistics, an unreadable footer) are read, so a measure costs
+    the files, not the rows. Without the jar '': file_stats reads every row's clustering columns,
+    which the log says once per invocation. -#}
+{% macro _plain_metadata_file_stats(relation, column_list, detail) %}
+    {%- if not spark_clustering._has_extension_function('table_file_stats') -%}
+        {%- set logged = graph.setdefault('_spark_clustering_file_stats_logged', []) if graph is mapping else [] -%}
+        {%- if invocation_id not in logged -%}
+            {%- do logged.append(invocation_id) -%}
+            {{ log('spark_clustering: file_stats of a parquet/orc table reads the clustering columns of every row'
+                   ~ ' (the Spark extension is not loaded; with its jar it reads the file footers and the statistics'
+                   ~ ' sidecar instead, and the rows of only the files whose footers are not exact)', info=true) }}
+        {%- endif -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set sql -%}
+select * from table_file_stats({{ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'file_stats') }}, array(
+    {%- for name in column_list %}{{ spark_clustering._sql_literal(name, 'file_stats') }}{{ ', ' if not loop.last }}{% endfor -%}
+))
+    {%- endset -%}
+    {{ return(sql) }}
 {% endmacro %}
 
 

@@ -22,6 +22,7 @@ import org.apache.spark.sql.sparkclustering.curves.RangeId
 import org.apache.spark.sql.sparkclustering.curves.ZOrderKey
 import org.apache.spark.sql.sparkclustering.layout.KdTreeFitRows
 import org.apache.spark.sql.sparkclustering.skipping.DataSkippingStrategy
+import org.apache.spark.sql.sparkclustering.stats.TableFileStats
 import org.apache.spark.sql.sparkclustering.stats.WriteFileStats
 import org.apache.spark.sql.sparkclustering.workload.ObservedWorkloadRows
 
@@ -104,6 +105,12 @@ private[sparkclustering] object SparkClusteringTableFunctions {
       "(table) - the data files of a table of any kind (plain parquet/orc, Delta, Iceberg): path, size, " +
         "modification time, version, log statistics, row deletes, whether its last build wrote it") { a =>
       TableDataFiles(a.string(0, "table"))
+    },
+    function("table_file_stats", 2, "table_file_stats('db.table', array('a', 'b'))",
+      "(table, columns) - file_stats of a plain parquet/orc table: per data file its rows and per column " +
+        "min, max and NULL count, exact, from the statistics sidecar and the footers; only the files whose " +
+        "metadata is not exact are measured from their rows") { a =>
+      TableFileStats(a.string(0, "table"), a.strings(1, "columns"))
     },
     function("table_committed_rows", 2, "table_committed_rows('db.table', version)",
       "(table, version) - the rows a Delta/Iceberg table holds at a version that replaced all of its data, " +

@@ -11,8 +11,11 @@ import org.apache.spark.sql.types._
  * `min` / `max` bound the file's non-NULL values in Spark's ordering (NaN is the largest double,
  * -0.0 = 0.0); None = not proven (the file may hold any value). `nullCount` None = unknown.
  * A bound may be loose (min lower, max higher than the data) but never tight past the data.
+ * `cut`: the bounds may have been shortened by the writer (a parquet string bound that no flag
+ * says is exact): they bound the data, but are not its min / max (file_stats does not take them).
  */
-private[sparkclustering] final case class ColumnStats(min: Option[Any], max: Option[Any], nullCount: Option[Long])
+private[sparkclustering] final case class ColumnStats(min: Option[Any], max: Option[Any], nullCount: Option[Long],
+    cut: Boolean = false)
 
 /**
  * One file's statistics. `rowCount` None = unknown. `columns` by the table's field name (the

@@ -177,7 +177,10 @@ private[stats] object FileStatsSidecar {
       val dt = parseType(typeName).getOrElse(throw new IllegalArgumentException(s"type $typeName"))
       def bound(name: String): Option[Any] = Option(c.get(name)).filterNot(_.isNull).map(decodeValue(_, dt))
       val nulls = Option(c.get("nulls")).filterNot(_.isNull).map(_.asText.toLong)
-      e.getKey -> EntryColumn(typeName, ColumnStats(bound("min"), bound("max"), nulls))
+      // string bounds are exact only where the entry says so (entries of older jars may hold a
+      // footer's cut bounds)
+      val cut = dt.isInstanceOf[StringType] && !Option(c.get("exact")).exists(_.asBoolean(false))
+      e.getKey -> EntryColumn(typeName, ColumnStats(bound("min"), bound("max"), nulls, cut))
     }.toMap
     val etag = Option(n.get("etag")).filterNot(_.isNull).map(_.textValue).filter(e => e != null && e.nonEmpty)
     Some(Entry(key, req("rows").asText.toLong, req("ctx").textValue, cols, etag))
@@ -253,6 +256,7 @@ private[stats] object FileStatsSidecar {
       c.stats.min.filter(encodable).foreach { v => g.writeFieldName("min"); encodeValue(g, v, dt) }
       c.stats.max.filter(encodable).foreach { v => g.writeFieldName("max"); encodeValue(g, v, dt) }
       c.stats.nullCount.foreach(n => g.writeNumberField("nulls", n))
+      if (dt.isInstanceOf[StringType] && !c.stats.cut) g.writeBooleanField("exact", true)
       g.writeEndObject()
     }
     g.writeEndObject()

@@ -107,7 +107,7 @@ private[stats] object Footers {
       case (Dec(p, s), d: DecimalType) if d.precision == p && d.scale == s => Some(v => v.asInstanceOf[Decimal].clone())
       case _ => None
     }
-    f.map(g => ColumnStats(c.stats.min.map(g), c.stats.max.map(g), c.stats.nullCount))
+    f.map(g => ColumnStats(c.stats.min.map(g), c.stats.max.map(g), c.stats.nullCount, c.stats.cut))
   }
 
   private object FooterCache {

@@ -141,6 +141,9 @@ private[stats] object ParquetFooters extends FooterFormat {
     var loKnown = true
     var hiKnown = true
     var nulls: Option[Long] = Some(0L)
+    // parquet-mr cuts long string bounds when asked to (parquet.statistics.truncate.length) without
+    // saying so: exact only where the writer flags them exact
+    var cut = false
     // order of the kind's representation (the writer's order for integers, dates, decimals, times;
     // byte order for strings)
     val ordering: Ordering[Any] = (kind match {
@@ -174,6 +177,7 @@ private[stats] object ParquetFooters extends FooterFormat {
               loKnown = false; hiKnown = false
             } else {
               // a writer that truncated a bound says so; such a bound is not kept
+              if (kind == Utf8 && !SparkLine.parquetBoundsFlaggedExact(ts)) cut = true
               val loValue = if (SparkLine.parquetMinInexact(ts, byteArray)) None
                 else parquetValue(kind, p, st.genericGetMin, roundUp = false)
               val hiValue = if (SparkLine.parquetMaxInexact(ts, byteArray)) None
@@ -195,7 +199,7 @@ private[stats] object ParquetFooters extends FooterFormat {
       case Float64 => (lo.filterNot(_.asInstanceOf[Double].isNaN), None)
       case _ => (lo, hi)
     }
-    ColumnStats(if (loKnown) minOut else None, if (hiKnown) maxOut else None, nulls)
+    ColumnStats(if (loKnown) minOut else None, if (hiKnown) maxOut else None, nulls, cut)
   }
 
   /** A parquet statistics value in the kind's representation; None when it cannot be exact. */

@@ -41,6 +41,8 @@ private[sparkclustering] object SparkLine {
   /** Parquet-format 2.9 (Spark 3.5's) has no flag for a truncated bound, and some writers truncate
    *  long byte-array (string, binary decimal) bounds: those are not taken for exact. */
   def parquetMinInexact(ts: ParquetStatistics, byteArray: Boolean): Boolean = byteArray
+  /** Whether a writer flagged the bounds exact: parquet-format 2.9 has no such flag. */
+  def parquetBoundsFlaggedExact(ts: ParquetStatistics): Boolean = false
   def parquetMaxInexact(ts: ParquetStatistics, byteArray: Boolean): Boolean = byteArray
 
   /** Deletes `paths` (all in `dir`): one request each (Hadoop 3.3 has no bulk delete); a file

@@ -39,6 +39,9 @@ private[sparkclustering] object SparkLine {
    *  bound is not an exact min (max). */
   def parquetMinInexact(ts: ParquetStatistics, byteArray: Boolean): Boolean =
     ts.isSetIs_min_value_exact && !ts.is_min_value_exact
+  /** Whether the writer flagged both bounds exact (not truncated). */
+  def parquetBoundsFlaggedExact(ts: ParquetStatistics): Boolean =
+    ts.isSetIs_min_value_exact && ts.is_min_value_exact && ts.isSetIs_max_value_exact && ts.is_max_value_exact
   def parquetMaxInexact(ts: ParquetStatistics, byteArray: Boolean): Boolean =
     ts.isSetIs_max_value_exact && !ts.is_max_value_exact
 
