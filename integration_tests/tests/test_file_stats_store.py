@@ -334,10 +334,12 @@ def test_sidecar_is_exact_and_incremental(spark, s, s3, storage):
     assert len([p for p in sidecar_files(spark, t) if p.startswith("stats-")]) == 1
 
 
-def test_a_file_whose_footer_proves_every_column_is_not_read(spark, s):
-    """write_file_stats takes a file's entry from its footer, with no Spark job, when the footer
-    gives every column's exact min, max and NULL count (what clustered_table writes for most tables);
-    a file with a column whose footer cannot be trusted (an INT96 timestamp) is read."""
+def test_write_file_stats_reads_only_the_columns_no_footer_proves(spark, s):
+    """write_file_stats takes a file's bounds from its footer when the footer gives the column's exact
+    min, max and NULL count (what clustered_table writes for most tables), and reads only the
+    columns it cannot trust: a parquet string (Spark's writer flags no string bound exact, and a
+    writer may cut them; read once here, every later measure takes them from the sidecar) and an
+    INT96 timestamp. Without those columns no Spark job runs at all."""
     columns = {"g": "int", "i": "bigint", "dec": "decimal(10,2)", "dt": "date", "s": "string", "ts": "timestamp"}
     t = f"{s}.pq_footer_exact"
     new_table(spark, t, "(" + ", ".join(f"{c} {ty}" for c, ty in columns.items()) + ") using parquet")
@@ -361,8 +363,8 @@ def test_a_file_whose_footer_proves_every_column_is_not_read(spark, s):
         return list(sc.statusTracker().getJobIdsForGroup(group))
 
     footers_only = {}
-    assert jobs_of("sc_footers_only", lambda: footers_only.update(write_stats(spark, t))) == []
-    assert footers_only["columns_scanned"] == [], footers_only
+    assert jobs_of("sc_footers_only", lambda: footers_only.update(write_stats(spark, t))) != []
+    assert footers_only["columns_scanned"] == ["s"], footers_only
     desc = describe(spark, t)
     assert desc["fromSidecar"] == 2
     act = actual(spark, t, columns)
@@ -381,7 +383,7 @@ def test_a_file_whose_footer_proves_every_column_is_not_read(spark, s):
     result = {}
     assert jobs_of("sc_int96_read", lambda: result.update(write_stats(spark, t))) != []
     # the job reads only the column no footer proves; the file's other bounds come from its footer
-    assert result["columns_scanned"] == ["ts"], result
+    assert result["columns_scanned"] == ["s", "ts"], result
     desc = describe(spark, t)
     assert desc["fromSidecar"] == 3
     act = actual(spark, t, columns)
@@ -392,6 +394,14 @@ def test_a_file_whose_footer_proves_every_column_is_not_read(spark, s):
         assert_exact(int96, int96_actual, c, columns)
         assert int96["cols"][c]["nulls"] == 0, (c, int96)
     assert int96["rows"] == 1, int96
+
+    # no string, no INT96: every bound from the footers, no Spark job
+    t2 = f"{s}.pq_footer_exact_numbers"
+    new_table(spark, t2, "(g int, i bigint, dec decimal(10,2), dt date) using parquet")
+    spark.sql(f"insert into {t2} values (1, 5, 1.25, date'2020-01-02'), (1, null, 9.5, null)")
+    numbers = {}
+    assert jobs_of("sc_numbers_only", lambda: numbers.update(write_stats(spark, t2))) == []
+    assert numbers["columns_scanned"] == [], numbers
 
 
 def test_many_new_files_are_read_through_the_root_listing(spark, s):

@@ -122,8 +122,10 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
         val stats = footer.toFileStats(columns, ctx)
         val rows = footer.rowCount
         val exact = columns.flatMap { c =>
+          // a bound the writer may have cut (a parquet string no flag says is exact) is read from the
+          // rows once here, so that every later measure (table_file_stats) takes it from the sidecar
           stats.columns.get(c.name).filter { s =>
-            s.nullCount.exists(n => n >= 0 && n <= rows) &&
+            !s.cut && s.nullCount.exists(n => n >= 0 && n <= rows) &&
               ((s.min.isDefined && s.max.isDefined && s.nullCount.exists(_ < rows)) ||
                 (s.min.isEmpty && s.max.isEmpty && s.nullCount.contains(rows)))
           }.map(s => c.name -> EntryColumn(c.dataType.catalogString, s))
