@@ -15,11 +15,14 @@ import org.apache.spark.sql.sparkclustering.commit.TableLeaseCheck
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseRelease
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteCommit
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteRecover
+import org.apache.spark.sql.sparkclustering.commit.TableStateRows
 import org.apache.spark.sql.sparkclustering.curves.CurveKeys
 import org.apache.spark.sql.sparkclustering.curves.HilbertKey
 import org.apache.spark.sql.sparkclustering.curves.RangeId
 import org.apache.spark.sql.sparkclustering.curves.ZOrderKey
 import org.apache.spark.sql.sparkclustering.layout.KdTreeFitRows
+import org.apache.spark.sql.sparkclustering.maintenance.MaintenanceRecordRows
+import org.apache.spark.sql.sparkclustering.maintenance.SaveMaintenanceRecord
 import org.apache.spark.sql.sparkclustering.skipping.DataSkippingStrategy
 import org.apache.spark.sql.sparkclustering.stats.WriteFileStats
 import org.apache.spark.sql.sparkclustering.workload.ObservedWorkloadRows
@@ -103,6 +106,21 @@ private[sparkclustering] object SparkClusteringTableFunctions {
       "(table) - the data files of a table of any kind (plain parquet/orc, Delta, Iceberg): path, size, " +
         "modification time, version, log statistics, row deletes, whether its last build wrote it") { a =>
       TableDataFiles(a.string(0, "table"))
+    },
+    function("table_state", 1, "table_state('db.table')",
+      "(table) - a cheap token of the table's data (Delta: the version, Iceberg: the snapshot id of the last " +
+        "commit that changed files; plain: a digest of its data files' listing) and whether an interrupted " +
+        "rewrite awaits recovery (state, pending)") { a =>
+      TableStateRows(a.string(0, "table"))
+    },
+    function("maintenance_record", 1, "maintenance_record('db.table')",
+      "(table) - the table's maintenance record (JSON object text; '' when none), kept beside its observed " +
+        "workload") { a =>
+      MaintenanceRecordRows(a.string(0, "table"))
+    },
+    function("save_maintenance_record", 2, "save_maintenance_record('db.table', '{...}')",
+      "(table, record) - replace the table's maintenance record by a JSON object, never seen half written") { a =>
+      SaveMaintenanceRecord(a.string(0, "table"), a.string(1, "record"))
     },
     function("table_committed_rows", 2, "table_committed_rows('db.table', version)",
       "(table, version) - the rows a Delta/Iceberg table holds at a version that replaced all of its data, " +
