@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.plans import skipping_summary
+from harness.recluster_cost import ReclusterCost
 from harness.storage import BUCKET, STORAGES, database_on
 from spark_clustering_dev.dbt import DbtError, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
@@ -362,3 +363,30 @@ def test_drop_during_a_recluster_leaves_nothing_registered_after_the_next_run(sp
     run_model(dbt, alias, 0, 3000, recluster={"max_average_depth": 4})
     assert actual(spark, table) == expected(spark, [(0, 3000)])
     assert_no_leftovers(spark, s, alias)
+
+
+def run_model_costed(dbt, alias, start, end, **vars_):
+    """run_model, with what its recluster() post-hook cost (ReclusterCost.last)."""
+    cost = ReclusterCost()
+    dbt(["run", "--select", MODEL], vars=model_vars(alias, start=start, end=end, **vars_), callbacks=[cost])
+    return cost.last
+
+
+def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt, s):
+    """The second post-hook of a run that added no rows, after no other writer: it reads the table's
+    state and its maintenance record, finds both as the last recluster left them and stops, before
+    the lease, the recovery and the listing."""
+    alias = "rc_noop"
+    table = f"{s}.{alias}"
+    full = run_model_costed(dbt, alias, 0, 6000, recluster={"max_average_depth": 3})
+    assert "reclustered" in full["line"], full["line"]
+    files = data_files(spark, table)
+    noop = run_model_costed(dbt, alias, 6000, 6000, recluster={"max_average_depth": 3})
+    print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
+          f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")
+    for sql, elapsed in zip(noop["statements"], noop.get("elapsed", [])):
+        print("  ", f"{elapsed:.3f}", " ".join(sql.split()).split("*/", 1)[-1][:140])
+    assert "skipped (nothing changed since the last recluster (state files:" in noop["line"], noop["line"]
+    assert len(noop["statements"]) <= 5, noop["statements"]
+    assert set(files) <= set(data_files(spark, table))  # and the empty file of the insert of no rows
+    assert actual(spark, table) == expected(spark, [(0, 6000)])
