@@ -350,11 +350,47 @@ class FormatTableCases:
     def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(self, spark, dbt, sources, grown, table_format, tmp_path):
         table = grown["table"]
         again = recluster(dbt, table, tmp_path / "again", case=grown_case(sources, table_format))
-        assert again["decision"] == "skipped" and "no new rows" in again["reason"], again
+        # stopped before measuring: the table's version is the one the last recluster recorded
+        assert again["decision"] == "skipped" and again["reason"].startswith(
+            f"nothing changed since the last recluster (state {table_format}:"), again
         final = recluster(dbt, table, tmp_path / "final", case=grown_case(sources, table_format), final=True)
         assert final["decision"] in ("reclustered", "skipped"), final
         assert final["after"]["runs"] <= 1 or final["stopped"], final
         assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+
+    def test_a_post_hook_after_nothing_changed_stops_before_the_lease(self, spark, dbt, sources, table_format):
+        """The post-hook of an incremental run that added no rows, on a table of ~64 files: the table's
+        last data commit (an append of no rows commits no file) and the config are what the last
+        recluster recorded, so it stops after one read of them. An INSERT by another writer, or
+        another cluster_by, is measured again."""
+        from harness.recluster_cost import ReclusterCost
+        from spark_clustering_dev.dbt import run_operation_json
+        from spark_clustering_dev.recluster_case import ROW_SQL, actual, expected
+
+        alias = "noop_post_hook"
+        table = f"{sources}.{alias}"
+        vars_ = {"rc_alias": alias, "rc_format": table_format, "rc_file_rows": 500, "rc_recluster": {"max_average_depth": 3}}
+
+        def post_hook(start: int, end: int) -> dict:
+            cost = ReclusterCost()
+            dbt(["run", "--select", "recluster_case"], vars={**vars_, "rc_start": start, "rc_end": end}, callbacks=[cost])
+            return cost.last
+
+        full = post_hook(0, 32000)
+        assert "recluster_case: reclustered" in full["line"], full["line"]
+        noop = post_hook(32000, 32000)
+        print(f"\n{table_format} ({len(live_files(spark, table_format, table))} files): full: {len(full['statements'])} "
+              f"statements, {full['seconds']:.3f} s; no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")
+        assert f"skipped (nothing changed since the last recluster (state {table_format}:" in noop["line"], noop["line"]
+        assert len(noop["statements"]) <= 5, noop["statements"]
+        spark.sql(f"insert into {table} {ROW_SQL} from range(32000, 34000)")  # a writer that is not dbt
+        out = run_operation_json("recluster", {"relation": table}, schema=sources, vars=vars_)
+        assert not out["reason"].startswith("nothing changed") and out["before"]["new_rows"] == 2000, out
+        again = run_operation_json("recluster", {"relation": table}, schema=sources, vars=vars_)
+        assert again["reason"].startswith("nothing changed since the last recluster"), again
+        other = run_operation_json("recluster", {"relation": table, "columns": ["a", "b"]}, schema=sources, vars=vars_)
+        assert not other["reason"].startswith("nothing changed"), other
+        assert actual(spark, table) == expected(spark, [(0, 34000)])
 
     def test_an_append_and_readers_during_a_recluster_commit_lose_nothing(self, spark, dbt, sources, table_format, tmp_path):
         """An append commits while the recluster is between its validation and its commit, and a reader
