@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets
 
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper}
 import org.apache.hadoop.fs.{FileSystem, Path}
 
 import org.apache.spark.sql.{Row, SparkSession}
@@ -26,7 +26,8 @@ import org.apache.spark.sql.sparkclustering.workload.ObservedWorkload
  */
 private[sparkclustering] object MaintenanceRecord {
   val FileName = "maintenance.json"
-  private val mapper = new ObjectMapper()
+  // a record torn after its first object is no record
+  private val mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
   private val PerformanceCreateOption = "fs.s3a.create.performance"
 
   private def file(spark: SparkSession, tableName: String): Path = {
