@@ -53,8 +53,9 @@
     the record, in one statement), so it needs no lease: a writer that commits after it ran is seen by
     the next recluster, as one that commits just after a full recluster is. {skip, state, reason}. -#}
 {% macro _recluster_unchanged(relation, settings) %}
-    {%- if not (spark_clustering._has_extension_function('table_state')
-                and spark_clustering._has_extension_function('maintenance_record')) -%}
+    {#- one question: the jar that has table_state has maintenance_record (a run-operation keeps no
+        memo of the answers, so each is a statement there) -#}
+    {%- if not spark_clustering._has_extension_function('table_state') -%}
         {{ return({'skip': false, 'state': none, 'reason': ''}) }}
     {%- endif -%}
     {%- set table = spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'recluster') -%}
