@@ -72,13 +72,15 @@ def _file_lock(path: Path):
 
 def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_clustering_it",
             vars: dict[str, Any] | None = None, project_dir: Path = INTEGRATION_TESTS,
-            expect_success: bool = True, env: dict[str, str] | None = None) -> DbtRun:
+            expect_success: bool = True, env: dict[str, str] | None = None,
+            callbacks: list | None = None) -> DbtRun:
     """Run `dbt <args>` in this process (so the embedded SparkSession is shared).
 
     First runs `dbt deps` for `project_dir` when its package link is missing (packages_installed):
     dbt deps rewrites dbt_packages/, which another process (a test worker, a benchmark) may be
     reading, and the link to the local package stays current once made.
     Raises DbtError with every reported error when the outcome differs from `expect_success`.
+    `callbacks`: more of dbt's event callbacks (each gets every event dbt fires, e.g. `SQLQuery`).
     """
     from dbt.cli.main import dbtRunner
     from dbt_common.tests import enable_test_caching
@@ -106,7 +108,7 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
         if event.info.level == "warn":
             warnings.append(f"{event.info.name}: {event.info.msg}")
 
-    res = dbtRunner(callbacks=[collect_warnings]).invoke(full)
+    res = dbtRunner(callbacks=[collect_warnings, *(callbacks or [])]).invoke(full)
     run = DbtRun(full, bool(res.success), res.result, res.exception, _messages(res.result, res.exception), warnings)
     if run.success != expect_success:
         if expect_success:

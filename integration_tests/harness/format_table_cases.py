@@ -350,11 +350,54 @@ class FormatTableCases:
     def test_recluster_again_finds_nothing_to_do_and_final_leaves_one_run(self, spark, dbt, sources, grown, table_format, tmp_path):
         table = grown["table"]
         again = recluster(dbt, table, tmp_path / "again", case=grown_case(sources, table_format))
-        assert again["decision"] == "skipped" and "no new rows" in again["reason"], again
+        # stopped before measuring: the table's version is the one the last recluster recorded
+        assert again["decision"] == "skipped" and again["reason"].startswith(
+            f"nothing changed since the last recluster (state {table_format}:"), again
         final = recluster(dbt, table, tmp_path / "final", case=grown_case(sources, table_format), final=True)
         assert final["decision"] in ("reclustered", "skipped"), final
         assert final["after"]["runs"] <= 1 or final["stopped"], final
         assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
+
+    def test_a_recluster_after_nothing_changed_stops_before_the_lease(self, spark, dbt, sources, table_format, tmp_path):
+        """A table of ~64 files built by clustered_table, an append, a recluster; then a recluster with
+        nothing changed since (the table's last data commit and the config as recorded) stops after
+        one read of them, in <= 5 statements (a run-operation: dbt keeps no memo of the extension's
+        functions there, so it asks twice). An INSERT by another writer, or another cluster_by, is
+        measured again."""
+        from harness.recluster_cost import ReclusterCost
+
+        alias = "noop_recluster"
+        table = f"{sources}.{alias}"
+        case = {**grown_case(sources, table_format), "alias": alias, "file_rows": ROWS // 64}
+        build(dbt, table_format, f"{sources}.uniform", alias, method="hilbert", file_rows=ROWS // 64, cluster_by=["a", "s"])
+        append(spark, table, f"{sources}.shifted", 7 * ROWS, 7 * ROWS + ROWS // 10)
+
+        def costed(name: str, **args) -> tuple[dict, dict]:
+            cost = ReclusterCost()
+            _, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table, **args})],
+                                tmp_path / name, vars={f"case_{k}": v for k, v in case.items()}, callbacks=[cost])
+            line = [x for x in out.splitlines() if "recluster: {" in x][-1]
+            return json.loads(line.split("recluster: ", 1)[1]), cost.last
+
+        full, full_cost = costed("full")
+        assert full["decision"] == "reclustered", full
+        noop, noop_cost = costed("noop")
+        print(f"\n{table_format} ({len(live_files(spark, table_format, table))} files): full: {len(full_cost['statements'])} "
+              f"statements, {full_cost['seconds']:.3f} s; no-op: {len(noop_cost['statements'])} statements, "
+              f"{noop_cost['seconds']:.3f} s")
+        assert noop["decision"] == "skipped" and noop["reason"].startswith(
+            f"nothing changed since the last recluster (state {table_format}:"), noop
+        assert len(noop_cost["statements"]) <= 5, noop_cost["statements"]
+        append(spark, table, f"{sources}.shifted", 7 * ROWS + ROWS // 10, 7 * ROWS + ROWS // 5)  # not dbt
+        out, _ = costed("after_insert")
+        assert not out["reason"].startswith("nothing changed") and out["before"]["new_rows"] == ROWS // 10, out
+        again, _ = costed("again")
+        assert again["reason"].startswith("nothing changed since the last recluster"), again
+        other, _ = costed("columns", columns=["a", "id"])
+        assert not other["reason"].startswith("nothing changed"), other
+        want = (f"(select {', '.join(COLUMNS)} from {sources}.uniform union all select {', '.join(COLUMNS)} from "
+                f"{sources}.shifted where id < {7 * ROWS + ROWS // 5}) e")
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, want, COLUMNS)
 
     def test_an_append_and_readers_during_a_recluster_commit_lose_nothing(self, spark, dbt, sources, table_format, tmp_path):
         """An append commits while the recluster is between its validation and its commit, and a reader

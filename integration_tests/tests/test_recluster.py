@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.plans import skipping_summary
+from harness.recluster_cost import ReclusterCost
 from harness.storage import BUCKET, STORAGES, database_on
 from spark_clustering_dev.dbt import DbtError, dbt_output, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
@@ -590,3 +591,83 @@ def test_one_failing_table_is_reported_and_fails_the_operation_after_the_others(
     assert data_files(spark, hooked) == hooked_before
     assert not any(Path(p).name.startswith("part-") for p in data_files(spark, built))
     assert actual(spark, built) == built_expected
+
+
+def run_model_costed(dbt, alias, start, end, **vars_):
+    """run_model, with what its recluster() post-hook cost (ReclusterCost.last)."""
+    cost = ReclusterCost()
+    dbt(["run", "--select", MODEL], vars=model_vars(alias, start=start, end=end, **vars_), callbacks=[cost])
+    return cost.last
+
+
+def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt, s):
+    """The second post-hook of a run that added no rows (Spark still writes one empty file), after no
+    other writer, on a table of 64 files: it reads the table's state and its maintenance record in
+    one statement, finds both as the last recluster left them and stops, before the lease, the
+    recovery and the listing (docs/architecture.md, "The maintenance record")."""
+    alias = "rc_noop"
+    table = f"{s}.{alias}"
+    gate = {"max_average_depth": 3}
+    full = run_model_costed(dbt, alias, 0, 32000, recluster=gate, file_rows=500)
+    files = data_files(spark, table)
+    assert len(files) == 64 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
+    noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=500)
+    print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
+          f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")
+    for sql, elapsed in zip(noop["statements"], noop.get("elapsed", [])):
+        print("  ", f"{elapsed:.3f}", " ".join(sql.split()).split("*/", 1)[-1][:140])
+    assert "skipped (nothing changed since the last recluster (state files:64:" in noop["line"], noop["line"]
+    assert len(noop["statements"]) <= 5, noop["statements"]
+    assert not any(f"{name}(" in sql for sql in noop["statements"] for name in ["table_lease_acquire", "table_rewrite_recover", "table_data_files"]), noop["statements"]
+    assert set(files) <= set(data_files(spark, table))  # and the empty file of the insert of no rows
+    assert actual(spark, table) == expected(spark, [(0, 32000)])
+    record = json.loads(spark.sql(f"select record from maintenance_record('{table}')").first()[0])
+    assert record["state"].startswith("files:64:") and record["config"]["gate"]["max_average_depth"] == 3, record
+    assert [h["decision"] for h in record["history"]] == ["reclustered"], record["history"]
+
+
+def test_an_insert_by_another_writer_or_another_config_is_measured_again(spark, dbt, s):
+    alias = "rc_noop_changed"
+    table = f"{s}.{alias}"
+    gate = {"max_average_depth": 3}
+    run_model(dbt, alias, 0, 6000, recluster=gate)
+    spark.sql(f"insert into {table} {ROW_SQL} from range(6000, 9000)")  # a writer that is not dbt
+    out = recluster_op(dbt, s, alias, recluster=gate)
+    assert not out["reason"].startswith("nothing changed") and out["before"]["new_rows"] == 3000, out
+    again = recluster_op(dbt, s, alias, recluster=gate)
+    assert again["decision"] == "skipped" and again["reason"].startswith("nothing changed since the last recluster"), again
+    # another cluster_by (the run-operation's columns), another method, another gate: measured again
+    for args, vars_ in [({"columns": ["a", "b"]}, {}), ({}, {"method": "zorder"}), ({}, {"recluster": {"max_average_depth": 4}})]:
+        changed = run_operation_json("recluster", {"relation": table, **args}, schema=s,
+                                     vars=model_vars(alias, **{"recluster": gate, **vars_}))
+        assert not changed["reason"].startswith("nothing changed"), (args, vars_, changed)
+    assert actual(spark, table) == expected(spark, [(0, 9000)])
+
+
+def test_a_pending_commit_journal_is_recovered_even_when_nothing_else_changed(spark, dbt, s):
+    """A recluster killed after writing its commit journal (the test hook after_manifest:fail) leaves
+    the table's files as they were but a journal to roll forward: table_state says `pending`, so the
+    next post-hook recovers instead of stopping, even with a record that holds the current token."""
+    alias = "rc_noop_journal"
+    table = f"{s}.{alias}"
+    gate = {"max_average_depth": 3}
+    run_model(dbt, alias, 0, 6000, recluster=gate)
+    spark.conf.set("spark.sparkclustering.test.pauseAt", "after_manifest:fail")
+    try:
+        with pytest.raises(DbtError, match="injected failure at after_manifest"):
+            run_model(dbt, alias, 6000, 9000, recluster=gate)
+    finally:
+        spark.conf.unset("spark.sparkclustering.test.pauseAt")
+    state = spark.sql(f"select state, pending from table_state('{table}')").first()
+    assert state["pending"] and leftovers(spark, s, alias), (state, leftovers(spark, s, alias))
+    # the record says nothing changed since (as if the last recluster had seen these very files)
+    record = json.loads(spark.sql(f"select record from maintenance_record('{table}')").first()[0])
+    record["state"] = state["state"]
+    text = json.dumps(record).replace("\\", "\\\\").replace("'", "\\'")
+    spark.sql(f"select * from save_maintenance_record('{table}', '{text}')").collect()
+    cost = run_model_costed(dbt, alias, 9000, 9000, recluster=gate)
+    assert "nothing changed" not in cost["line"], cost["line"]
+    assert any("table_rewrite_recover" in sql for sql in cost["statements"]), cost["statements"]
+    assert_no_leftovers(spark, s, alias)
+    assert not spark.sql(f"select pending from table_state('{table}')").first()[0]
+    assert actual(spark, table) == expected(spark, [(0, 9000)])

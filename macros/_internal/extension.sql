@@ -38,9 +38,11 @@
     {{ return({
         'drop_sidecar_table': ['table'],
         'kdtree_fit': ['rows_sql', 'boxes_sql', 'files', 'splits'],
+        'maintenance_record': ['table'],
         'observed_workload': ['table'],
         'recluster_stage_pending': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'select_sql', 'columns',
                                     'partition_columns', 'format'],
+        'save_maintenance_record': ['table', 'record'],
         'swap_staging_table': ['table', 'lease_token', 'what'],
         'table_committed_rows': ['table', 'version'],
         'table_data_files': ['table'],
@@ -52,6 +54,7 @@
         'table_rewrite_commit': ['table', 'lease_token', 'staging_table', 'staging_dir', 'file_prefix', 'read_version',
                                  'validated_rows', 'validated_bytes', 'cluster_by', 'replaced_files'],
         'table_rewrite_recover': ['table', 'lease_token', 'staging_table'],
+        'table_state': ['table'],
         'write_file_stats': ['table', 'rebuild'],
     }) }}
 {% endmacro %}

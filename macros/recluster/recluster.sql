@@ -40,6 +40,8 @@
     decision, reason, stopped, rounds, before, after, thresholds), for recluster() to log and print
     and for maintain() to summarize. -#}
 {% macro _recluster_run(relation, final, columns, method) %}
+    {#- debug level: where a recluster begins in dbt's events (the tests count its statements from here) -#}
+    {{ log('spark_clustering: recluster: start') }}
     {%- do spark_clustering._require_bool('final', final, 'recluster', 'argument') -%}
     {%- if relation is none -%}
         {%- if this is defined and this is not none -%}
@@ -58,6 +60,19 @@
     {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
         off: that is about the rows the table holds, not about its layout. -#}
     {%- set has_extension = spark_clustering._has_extension_function('table_rewrite_commit') -%}
+    {%- set switched_off = var('spark_clustering_recluster', true) in [false, 'false', 'False', 0] or settings.skip -%}
+    {#- Nothing changed costs nothing: when the table's data (and any pending recovery) and the config
+        are what the last settled recluster recorded (_maintenance_record.sql), stop before the lease,
+        the recovery and the listing. Read-only, so no lease: the record is written on the full path
+        only, under the lease. A switched-off recluster still recovers, below. -#}
+    {%- if has_extension and not final and not switched_off -%}
+        {%- set unchanged = spark_clustering._recluster_unchanged(relation, settings) -%}
+        {%- if unchanged.skip -%}
+            {%- do outcome.update({'reason': unchanged.reason}) -%}
+            {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
+            {{ return(outcome) }}
+        {%- endif -%}
+    {%- endif -%}
     {%- set lease = none -%}
     {%- if has_extension -%}
         {#- one writer at a time: recovery below must never touch a live writer's staging -#}
@@ -144,18 +159,21 @@
             them in their own log / manifests) -#}
         {%- do settings.kind.after_rewrite(relation, settings.cfg) -%}
     {%- endif -%}
-    {%- if cost_context is not none -%}
-        {#- the queries counted so far (the next run's rate is what comes on top) and what the last
-            rewrite expected the files it left to meet per query (the next run checks it) -#}
-        {%- set remembered = {'observed_queries': cost_context.observed_queries} -%}
-        {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
-            {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after}) -%}
-        {%- endif -%}
-        {%- do spark_clustering._save_maintenance_record(relation, remembered) -%}
-    {%- endif -%}
     {%- if outcome.cost is defined and outcome.decision == 'reclustered' -%}
         {%- do outcome.update({'expected_saving_bytes': outcome.cost.expected_saving_bytes}) -%}
     {%- endif -%}
+    {#- the cost policy's memory: the queries counted so far (the next run's rate is what comes on
+        top) and what the last rewrite expected the files it left to meet per query (the next run
+        checks it) -#}
+    {%- set remembered = {} -%}
+    {%- if cost_context is not none -%}
+        {%- do remembered.update({'observed_queries': cost_context.observed_queries}) -%}
+        {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
+            {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after}) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {#- after every commit and property write (on Delta a version of its own), still under the lease -#}
+    {%- do spark_clustering._recluster_record_outcome(relation, settings, outcome, remembered) -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
            ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '

@@ -16,11 +16,14 @@ import org.apache.spark.sql.sparkclustering.commit.TableLeaseTryAcquire
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseRelease
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteCommit
 import org.apache.spark.sql.sparkclustering.commit.TableRewriteRecover
+import org.apache.spark.sql.sparkclustering.commit.TableStateRows
 import org.apache.spark.sql.sparkclustering.curves.CurveKeys
 import org.apache.spark.sql.sparkclustering.curves.HilbertKey
 import org.apache.spark.sql.sparkclustering.curves.RangeId
 import org.apache.spark.sql.sparkclustering.curves.ZOrderKey
 import org.apache.spark.sql.sparkclustering.layout.KdTreeFitRows
+import org.apache.spark.sql.sparkclustering.maintenance.MaintenanceRecordRows
+import org.apache.spark.sql.sparkclustering.maintenance.SaveMaintenanceRecord
 import org.apache.spark.sql.sparkclustering.skipping.DataSkippingStrategy
 import org.apache.spark.sql.sparkclustering.stats.TableFileStats
 import org.apache.spark.sql.sparkclustering.stats.WriteFileStats
@@ -111,6 +114,21 @@ private[sparkclustering] object SparkClusteringTableFunctions {
         "min, max and NULL count, exact, from the statistics sidecar and the footers; only the files whose " +
         "metadata is not exact are measured from their rows") { a =>
       TableFileStats(a.string(0, "table"), a.strings(1, "columns"))
+    },
+    function("table_state", 1, "table_state('db.table')",
+      "(table) - a cheap token of the table's data (Delta: the version, Iceberg: the snapshot id of the last " +
+        "commit that changed files; plain: a digest of its data files' listing) and whether an interrupted " +
+        "rewrite awaits recovery (state, pending)") { a =>
+      TableStateRows(a.string(0, "table"))
+    },
+    function("maintenance_record", 1, "maintenance_record('db.table')",
+      "(table) - the table's maintenance record (JSON object text; '' when none), kept beside its observed " +
+        "workload") { a =>
+      MaintenanceRecordRows(a.string(0, "table"))
+    },
+    function("save_maintenance_record", 2, "save_maintenance_record('db.table', '{...}')",
+      "(table, record) - replace the table's maintenance record by a JSON object, never seen half written") { a =>
+      SaveMaintenanceRecord(a.string(0, "table"), a.string(1, "record"))
     },
     function("table_committed_rows", 2, "table_committed_rows('db.table', version)",
       "(table, version) - the rows a Delta/Iceberg table holds at a version that replaced all of its data, " +

@@ -26,6 +26,8 @@ private[commit] object PlainTableRewrite extends TableRewrite {
     TableFiles(None, DataFiles.of(spark, CatalogTables.table(spark, tableName))
       .map(f => TableDataFile(f.filePath, f.size, f.modificationTime)))
 
+  override def state(spark: SparkSession, tableName: String): TableState = TableState.plain(spark, tableName)
+
   /** A plain table has no versions, nor counts of its own. */
   override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = None
 

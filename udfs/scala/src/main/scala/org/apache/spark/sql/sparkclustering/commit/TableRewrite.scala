@@ -27,6 +27,9 @@ private[commit] trait TableRewrite {
    *  was; the staging table leaves the catalog either way. */
   def commit(spark: SparkSession, request: RewriteRequest): RewriteOutcome
 
+  /** A cheap token of the table's data and whether recovery has work (TableState). */
+  def state(spark: SparkSession, tableName: String): TableState
+
   /** Finish or undo what interrupted runs left (staging directories, the staging table), called by
    *  the lease holder only: one (run id, action) per run. */
   def recover(spark: SparkSession, tableName: String, stagingTable: String): Seq[(String, String)]

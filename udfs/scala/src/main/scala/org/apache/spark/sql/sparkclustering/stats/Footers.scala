@@ -23,7 +23,7 @@ import org.apache.spark.sql.types._
  * becomes a table column's statistics only when it provably bounds what Spark's reader reads from
  * the file under the scan's settings (`Footer.toFileStats`); anything doubtful is unknown.
  */
-private[stats] object Footers {
+private[sparkclustering] object Footers {
 
   /** A top-level column as the file declares it; bounds are already in the file type's Catalyst
    *  representation (Long for every integral width, Float, Double, Boolean, UTF8String, Int days,

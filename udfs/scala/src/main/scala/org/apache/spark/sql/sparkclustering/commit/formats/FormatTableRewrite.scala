@@ -40,6 +40,13 @@ private[commit] trait FormatTableRewrite extends TableRewrite {
   /** The directory staging directories are made in: the table's (Delta), its data/ (Iceberg). */
   def stagingParent(spark: SparkSession, tableName: String): Path
 
+  /** The version of the last commit that changed the table's data files, as a token (TableState). */
+  def dataToken(spark: SparkSession, tableName: String): String
+
+  /** The format's commit is atomic: what recovery has to do is a staging directory left behind. */
+  override def state(spark: SparkSession, tableName: String): TableState =
+    TableState(dataToken(spark, tableName), stagingDirs(spark, tableName).nonEmpty)
+
   /** Staging directories of interrupted runs under the table, with their metadata still there. */
   private def stagingDirs(spark: SparkSession, tableName: String): Seq[Path] = {
     val root = stagingParent(spark, tableName)

@@ -8,7 +8,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLog, DeltaOperations,
   NoMapping, Snapshot}
-import org.apache.spark.sql.delta.actions.{Action, AddFile, CommitInfo}
+import org.apache.spark.sql.delta.actions.{Action, AddCDCFile, AddFile, CommitInfo, RemoveFile}
 import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType}
 import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 import org.apache.spark.sql.sparkclustering.tables.DataFile
@@ -46,6 +46,21 @@ private[commit] object DeltaTableRewrite extends FormatTableRewrite {
         scala.util.Try(DeltaLogCalls.changes(log, v, t).toSeq.flatMap { case (_, actions) =>
           actions.collect { case a: AddFile => a.path } }.toSet).getOrElse(Set.empty[String])
       }.getOrElse(Set.empty)
+  }
+
+  /** `delta:<table id>:<version>` of the last commit that added or removed files: a commit of table
+   *  properties (recluster's own, after its rewrite) or an append of zero rows keeps it. */
+  override def dataToken(spark: SparkSession, tableName: String): String = {
+    val t = CatalogTables.table(spark, tableName)
+    val log = deltaLog(spark, t)
+    val snapshot = latest(log, t)
+    val version = TableState.lastDataChange[Long](snapshot.version,
+      Iterator.iterate(snapshot.version - 1)(_ - 1).takeWhile(_ >= 0),
+      v => scala.util.Try(DeltaLogCalls.changes(log, v, t).toSeq.flatMap(_._2).exists {
+        case _: AddFile | _: RemoveFile | _: AddCDCFile => true
+        case _ => false
+      }).toOption)
+    s"delta:${snapshot.metadata.id}:$version"
   }
 
   /** Operations that replace all of a table's data in one commit (Delta's names for them). */

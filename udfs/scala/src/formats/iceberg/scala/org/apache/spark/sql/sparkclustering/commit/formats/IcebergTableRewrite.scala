@@ -47,6 +47,25 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
     }
   }
 
+  /** A snapshot summary's counts of files it added or removed (a key is absent when its count is 0). */
+  private val FileChanges = Seq("added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files")
+
+  /** `iceberg:<snapshot id>` of the last snapshot that added or removed data or delete files (by its
+   *  summary, in the table's metadata: no manifest read), `iceberg:none` before the first. */
+  override def dataToken(spark: SparkSession, tableName: String): String = {
+    val table = load(spark, tableName)
+    Option(table.currentSnapshot()) match {
+      case None => "iceberg:none"
+      case Some(current) =>
+        val older = Iterator.iterate(Option(current.parentId()).flatMap(id => Option(table.snapshot(id.longValue))))(
+          _.flatMap(s => Option(s.parentId()).flatMap(id => Option(table.snapshot(id.longValue))))).takeWhile(_.isDefined).map(_.get)
+        val changed = TableState.lastDataChange[org.apache.iceberg.Snapshot](current, older, s =>
+          Option(s.summary()).map(_.asScala).map(m => FileChanges.exists(k =>
+            m.get(k).exists(v => scala.util.Try(v.toLong).getOrElse(1L) != 0L))))
+        s"iceberg:${changed.snapshotId()}"
+    }
+  }
+
   override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = {
     val table = load(spark, tableName)
     Option(table.snapshot(version)).flatMap { snapshot =>
