@@ -3,7 +3,8 @@
     measures (`dbt run -s spark_clustering_audit`, or last in a job); switch it off with
     `--vars '{spark_clustering_audit: false}'`. A model's `cluster_workload` config or meta key (a
     list of {column: [lo, hi]} boxes) adds the workload's files-scanned ratio; `clustering_layout` is the
-    layout `cluster_method: auto` chose (null for the fixed methods). A table that cannot be
+    layout `cluster_method: auto` chose (null for the fixed methods); `last_recluster_*` the table's last
+    recluster decision, from its maintenance record. A table that cannot be
     measured (a clustering column it lacks, a view, a bad workload) gets one row with `error` set and
     a log line; the other tables are still measured. -#}
 {{ config(
@@ -31,12 +32,17 @@
             {%- set columns = none if settings.cluster_by.value == 'auto' else settings.cluster_by.value -%}
             {%- set info = spark_clustering.clustering_information(relation, columns, workload, raise_errors=false) -%}
             {%- set method = info.get('method') or node.config.get('materialized') -%}
+            {#- the table's last recluster decision, from its maintenance record (the jar's; none without it) -#}
+            {%- set history = spark_clustering._maintenance_record(relation).get('history') or [] -%}
+            {%- set last = history[-1] if history else {} -%}
+            {%- set last_recluster = [last.get('at'), last.get('decision'), last.get('reason'), last.get('bytes_rewritten'),
+                                      last.get('expected_saving_bytes')] -%}
             {%- if 'error' in info -%}
                 {{ log('spark_clustering_audit: ' ~ node.unique_id ~ ' not measured: ' ~ info['error'], info=true) }}
                 {%- do rows.append([
                     invocation_id, run_started_at.isoformat(), node.unique_id, relation | string, method,
                     none, none, none, none, none, none, none, none, none, none, none, info['error'], none,
-                ]) -%}
+                ] + last_recluster) -%}
             {%- endif -%}
             {%- for column_name, m in info.get('columns', {}).items() -%}
                 {%- do rows.append([
@@ -46,7 +52,7 @@
                     m['average_overlaps'], m['average_depth'], m['p95_depth'], m['p99_depth'],
                     tojson(m['depth_histogram']), info['box']['average_overlaps'],
                     info['workload']['mean_ratio'] if workload else none, none, info.get('layout'),
-                ]) -%}
+                ] + last_recluster) -%}
             {%- endfor -%}
         {%- endif -%}
     {%- endfor -%}
@@ -58,4 +64,6 @@
     ['constant_file_count', 'bigint'], ['null_only_file_count', 'bigint'], ['average_overlaps', 'double'],
     ['average_depth', 'double'], ['p95_depth', 'double'], ['p99_depth', 'double'], ['depth_histogram', 'string'],
     ['box_average_overlaps', 'double'], ['workload_mean_ratio', 'double'], ['error', 'string'],
-    ['clustering_layout', 'string']]) }}
+    ['clustering_layout', 'string'], ['last_recluster_at', 'string'], ['last_recluster_decision', 'string'],
+    ['last_recluster_reason', 'string'], ['last_recluster_bytes_rewritten', 'bigint'],
+    ['last_recluster_expected_saving_bytes', 'double']]) }}

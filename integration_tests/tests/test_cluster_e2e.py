@@ -219,6 +219,22 @@ def test_hilbert_scans_fewer_files_than_insertion_order(request, stack, built):
     assert ratio["telemetry_zorder"] < ratio["telemetry_insertion_order"], ratio
 
 
+def test_the_audit_carries_each_tables_last_recluster_decision(stack, built):
+    """From the table's maintenance record, which the Thrift server's extension keeps: the
+    incremental model's second run reclustered (its gate fired); the clustered_table models were
+    never reclustered."""
+    rows = stack.query(f"""
+        select distinct split(relation_name, '[.]')[size(split(relation_name, '[.]')) - 1], last_recluster_decision,
+               last_recluster_reason, last_recluster_bytes_rewritten, last_recluster_at
+        from {SCHEMA}.spark_clustering_audit
+        where run_id = (select max_by(run_id, run_started_at) from {SCHEMA}.spark_clustering_audit)""")
+    last = {r[0]: r[1:] for r in rows}
+    assert len(last) == len(rows), rows  # one decision per table and run
+    decision, reason, rewritten, at = last["telemetry_incremental"]
+    assert decision == "reclustered" and "average depth" in reason and rewritten > 0 and at, last
+    assert last["telemetry_hilbert"] == (None, None, None, None), last
+
+
 def test_queries_skip_files_on_the_cluster(request, stack, built):
     """A box query on the hilbert table reads fewer files, planned from the sidecar clustered_table
     wrote, and returns what the same query returns with data skipping off (one Thrift session)."""

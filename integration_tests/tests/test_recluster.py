@@ -436,6 +436,7 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     assert actual(spark, table) == expected(spark, [(0, 26000)])
 
 
+
 def test_cost_policy_without_a_workload_falls_back_to_the_gate_and_says_so(spark, dbt, s):
     alias = "rc_cost_none"
     run_model(dbt, alias, 0, 6000, spark_clustering_recluster=False)
