@@ -133,6 +133,81 @@ def forget_workload(spark, table: str) -> None:
     shutil.rmtree(Path(local(location)) / "_spark_clustering_workload" / name, ignore_errors=True)
 
 
+def totals_of(layouts: dict) -> dict[str, dict]:
+    """Each layout's figures summed over its steps (files and bytes at the end: after the last)."""
+    return {name: {"bytes_rewritten": sum(s["bytes_rewritten"] for s in layout["steps"]),
+                   "bytes_appended": sum(s["bytes_appended"] for s in layout["steps"]),
+                   "files_rewritten": sum(s["files_rewritten"] for s in layout["steps"]),
+                   "seconds": round(sum(s["seconds"] for s in layout["steps"]), 1),
+                   "files_read": sum(s["files_read"] for s in layout["steps"]),
+                   "bytes_read": sum(s["bytes_read"] for s in layout["steps"]),
+                   "query_seconds": round(sum(s["query_seconds"] for s in layout["steps"]), 2),
+                   "ideal": sum(s["ideal"] for s in layout["steps"]),
+                   "files_after": layout["steps"][-1]["files_after"], "bytes_after": layout["steps"][-1]["bytes_after"]}
+            for name, layout in layouts.items()}
+
+
+def rate_report(layouts: dict, n: int, rates: list[int]) -> dict:
+    """Per rate R: each layout's bytes read (R x the sample's mean per step), bytes rewritten, total =
+    read + 2 x rewritten, times; a cost table counts at its own rate only; the peers are every layout
+    but the package's gate and cost tables (the natives and never). Prints the table, returns it."""
+    if not rates:
+        return {}
+    totals = totals_of(layouts)
+    steps = min(len(layout["steps"]) for layout in layouts.values())
+    by_rate = {}
+    print(f"\nMaintenance cost per rate over {steps} step(s) (R box queries after each append; bytes read = R x the "
+          f"mean of the {n} executed queries, per step; total = bytes read + 2 x bytes rewritten; times: maintenance "
+          "+ R x the sample's mean query time)\n")
+    print("| rate | layout | bytes read | bytes rewritten | total | total / best peer's | maintenance s | "
+          "+ queries s | files at the end |")
+    print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for rate in rates:
+        rows = {}
+        for name, layout in layouts.items():
+            if layout.get("rate") is not None and layout["rate"] != rate:
+                continue
+            t = totals[name]
+            read = rate * t["bytes_read"] / n
+            rows[name] = {"bytes_read": round(read), "bytes_rewritten": t["bytes_rewritten"],
+                          "total": round(read + 2 * t["bytes_rewritten"]), "maintenance_seconds": t["seconds"],
+                          "query_seconds": round(rate * t["query_seconds"] / n, 1), "files_after": t["files_after"]}
+        peers = [nm for nm in rows if nm != PACKAGE and not nm.startswith(COST)]
+        best = min(peers, key=lambda nm: rows[nm]["total"])
+        cost = f"{COST} R={rate}"
+        by_rate[rate] = {"layouts": rows, "best_peer": best,
+                         "cost_over_best_peer": rows[cost]["total"] / max(1, rows[best]["total"]),
+                         "cost_over_gate": rows[cost]["total"] / max(1, rows[PACKAGE]["total"])}
+        for name, r in rows.items():
+            print(f"| {rate} | {name} | {r['bytes_read']:,} | {r['bytes_rewritten']:,} | {r['total']:,} | "
+                  f"{r['total'] / max(1, rows[best]['total']):.2f} | {r['maintenance_seconds']} | "
+                  f"{r['query_seconds']} | {r['files_after']} |")
+    print()
+    for rate, figures in by_rate.items():
+        print(f"R={rate}: cost policy total / best peer's ({figures['best_peer']}) = "
+              f"{figures['cost_over_best_peer']:.2f}; / gate's = {figures['cost_over_gate']:.2f}")
+    return by_rate
+
+
+def estimates(layouts: dict, n: int) -> None:
+    """The cost tables' decisions per step: the rate they used, the files per query they estimated
+    now and after their rewrite, and what the sample then read per query."""
+    print("\n| layout | step | policy | decision | rate (source) | est. files / query now | est. after | "
+          "sample's files / query after | est. bytes / query after | sample's bytes / query after |")
+    print("| --- | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, layout in layouts.items():
+        if layout.get("rate") is None:
+            continue
+        for s in layout["steps"]:
+            c = s.get("cost") or {}
+            print(f"| {name} | {s['step']} | {s.get('policy')} | {s.get('decision')} | {c.get('queries_per_run', '-')} "
+                  f"({c.get('rate_source', '-')}) | {c.get('files_per_query_now', '-')} | {c.get('files_per_query_after', '-')} | "
+                  f"{s['files_read'] / n:.2f} | {c.get('bytes_per_query_after', '-'):,} | {s['bytes_read'] / n:,.0f} |"
+                  if c else
+                  f"| {name} | {s['step']} | {s.get('policy')} | {s.get('decision')} | - | - | - | {s['files_read'] / n:.2f} | - | "
+                  f"{s['bytes_read'] / n:,.0f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=["delta", "iceberg", "parquet"], required=True)
@@ -154,7 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-natives", action="store_true", help="the package's layouts only (to compare "
                         "settings; the goal's comparison needs the natives)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--summarize", type=Path, default=None, help="print the tables of a run cut short from its "
+                        "<json>.partial.json (written after every step), with its --queries and --rates; runs nothing")
     args = parser.parse_args(argv)
+    if args.summarize:
+        layouts = json.loads(args.summarize.read_text())
+        rate_report(layouts, args.queries, args.rates)
+        estimates(layouts, args.queries)
+        return 0
     fmt = args.format
     json_path = args.json or BENCH / f"format_maintenance_{fmt}.json"
     started, load_before = time.monotonic(), os.getloadavg()
@@ -310,16 +392,7 @@ def main(argv: list[str] | None = None) -> int:
 
     appended = sum(int(spark.sql(f"select count(*) from {batch(i)}").first()[0]) for i in range(1, args.steps + 1))
     n = len(workload)
-    totals = {name: {"bytes_rewritten": sum(s["bytes_rewritten"] for s in layout["steps"]),
-                     "bytes_appended": sum(s["bytes_appended"] for s in layout["steps"]),
-                     "files_rewritten": sum(s["files_rewritten"] for s in layout["steps"]),
-                     "seconds": round(sum(s["seconds"] for s in layout["steps"]), 1),
-                     "files_read": sum(s["files_read"] for s in layout["steps"]),
-                     "bytes_read": sum(s["bytes_read"] for s in layout["steps"]),
-                     "query_seconds": round(sum(s["query_seconds"] for s in layout["steps"]), 2),
-                     "ideal": sum(s["ideal"] for s in layout["steps"]),
-                     "files_after": layout["steps"][-1]["files_after"], "bytes_after": layout["steps"][-1]["bytes_after"]}
-              for name, layout in layouts.items()}
+    totals = totals_of(layouts)
     package = totals[PACKAGE]
     print(f"\nlineitem SF {args.sf:g}, {fmt}: a first build of {base_rows:,} rows in {args.files} files, then "
           f"{args.steps} appends of {step_rows:,} rows ({appended:,} in all) in {append_files} file(s) each, maintained "
@@ -345,39 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("\nevery native maintenance read fewer files than the package: no comparison at equal or fewer files read")
 
-    by_rate = {}
+    by_rate = rate_report(layouts, n, args.rates)
     if args.rates:
-        # per rate R: the queries' bytes = R x the sample's mean per step; a cost table counts at its own rate only
-        print(f"\nMaintenance cost per rate (R box queries after each append; bytes read = R x the mean of the {n} "
-              "executed queries, per step; total = bytes read + 2 x bytes rewritten; times: maintenance + R x the "
-              "sample's mean query time)\n")
-        print("| rate | layout | bytes read | bytes rewritten | total | total / best peer's | maintenance s | "
-              "+ queries s | files at the end |")
-        print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for rate in args.rates:
-            rows_ = {}
-            for name, layout in layouts.items():
-                if "rate" in layout and layout["rate"] != rate:
-                    continue
-                t = totals[name]
-                read = rate * t["bytes_read"] / n
-                rows_[name] = {"bytes_read": round(read), "bytes_rewritten": t["bytes_rewritten"],
-                               "total": round(read + 2 * t["bytes_rewritten"]), "maintenance_seconds": t["seconds"],
-                               "query_seconds": round(rate * t["query_seconds"] / n, 1), "files_after": t["files_after"]}
-            peer_names = [nm for nm in rows_ if nm in natives_ or nm == NEVER]
-            best = min(peer_names, key=lambda nm: rows_[nm]["total"])
-            cost_name = f"{COST} R={rate}"
-            by_rate[rate] = {"layouts": rows_, "best_peer": best,
-                             "cost_over_best_peer": rows_[cost_name]["total"] / max(1, rows_[best]["total"]),
-                             "cost_over_gate": rows_[cost_name]["total"] / max(1, rows_[PACKAGE]["total"])}
-            for name, r in rows_.items():
-                print(f"| {rate} | {name} | {r['bytes_read']:,} | {r['bytes_rewritten']:,} | {r['total']:,} | "
-                      f"{r['total'] / max(1, rows_[best]['total']):.2f} | {r['maintenance_seconds']} | "
-                      f"{r['query_seconds']} | {r['files_after']} |")
-        print()
-        for rate, figures in by_rate.items():
-            print(f"R={rate}: cost policy total / best peer's ({figures['best_peer']}) = "
-                  f"{figures['cost_over_best_peer']:.2f}; / gate's = {figures['cost_over_gate']:.2f}")
+        estimates(layouts, n)
     write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, base_rows=base_rows,
                   step_rows=step_rows, target_file_bytes=target, compared_with=best_name, totals=totals,
                   by_rate=by_rate, pool_queries=len(pool),
