@@ -160,7 +160,7 @@ def rate_report(layouts: dict, n: int, rates: list[int]) -> dict:
           f"mean of the {n} executed queries, per step; total = bytes read + 2 x bytes rewritten; times: maintenance "
           "+ R x the sample's mean query time)\n")
     print("| rate | layout | bytes read | bytes rewritten | total | total / best peer's | maintenance s | "
-          "+ queries s | files at the end |")
+          "queries s (R x sample mean) | files at the end |")
     print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for rate in rates:
         rows = {}
@@ -404,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, t in totals.items():
         print(f"| {name} | {t['bytes_rewritten']:,} | {t['bytes_rewritten'] / max(1, t['bytes_appended']):.2f} | {t['files_rewritten']} | {t['seconds']} | "
               f"{t['files_after']} | {t['files_read']} | {t['files_read'] / max(1, t['ideal']):.2f} | {t['bytes_read']:,} | "
-              f"{t['bytes_rewritten'] / max(1, package['bytes_rewritten']):.1f} |")
+              + (f"{t['bytes_rewritten'] / package['bytes_rewritten']:.1f} |" if package["bytes_rewritten"] else "- |"))
     # the goal's comparison (issue 28): the native maintenance rewriting the fewest bytes among those that
     # read at least as many files as the package (a native reading fewer is reported, not compared)
     peers = {nm: t for nm, t in totals.items() if nm in natives_ and t["files_read"] >= package["files_read"]}
