@@ -11,7 +11,7 @@ from spark_clustering_dev.spark import get_spark
 
 
 def file_column(fmt: str) -> str:
-    return "_metadata.file_path" if fmt == "delta" else "_file"
+    return "_file" if fmt == "iceberg" else "_metadata.file_path"
 
 
 def files_of(spark, fmt: str, table: str, columns: list[str] = COLUMNS) -> list[dict]:
@@ -28,6 +28,21 @@ def files_read(df) -> int:
     for node in plan_nodes(df._jdf.queryExecution().executedPlan()):
         metrics = node.metrics()
         for name in ("numFiles", "resultDataFiles"):
+            m = metrics.get(name)
+            if m.isDefined():
+                total += int(m.get().value())
+    return total
+
+
+def bytes_read(df) -> int:
+    """Bytes of the files the query's scans read, as Spark's scan metrics report them: filesSize
+    ("size of files read") of file-source scans (parquet, Delta), totalDataFileSize of Iceberg's batch
+    scans. Whole files, as the planner handed them to the readers (not the column chunks a reader
+    then fetched from them)."""
+    total = 0
+    for node in plan_nodes(df._jdf.queryExecution().executedPlan()):
+        metrics = node.metrics()
+        for name in ("filesSize", "totalDataFileSize"):
             m = metrics.get(name)
             if m.isDefined():
                 total += int(m.get().value())
@@ -82,9 +97,9 @@ def bisect_iceberg_target(spark, table: str, statements, target: int, files: int
 
 
 def format_session(fmt: str, app_name: str, files: int):
-    """A session of the format for a benchmark: its own warehouse, `files` shuffle partitions, no AQE
+    """A session of the format (parquet: the plain session) for a benchmark: its own warehouse, `files` shuffle partitions, no AQE
     (so a repartition hint gives exactly that many files)."""
-    spark = get_spark(WORK / f"{app_name}_{fmt}", app_name=app_name, table_format=fmt,
+    spark = get_spark(WORK / f"{app_name}_{fmt}", app_name=app_name, table_format="hive" if fmt == "parquet" else fmt,
                       extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(files),
                                   "spark.sql.adaptive.enabled": "false"})
     spark.sparkContext.setLogLevel("ERROR")
