@@ -384,6 +384,18 @@ def files_read(spark, table) -> float:
     return sum(kept) / len(kept)
 
 
+def bytes_read(spark, table) -> float:
+    """Mean bytes of the files whose min/max meet each of BOXES (what min/max skipping reads), from
+    the rows (a reference independent of the package)."""
+    aggs = ", ".join(f"min({c}), max({c})" for c in ["a", "b"])
+    files = spark.sql(f"select _metadata.file_size, {aggs} from {table} group by _metadata.file_path, _metadata.file_size").collect()
+    total = 0
+    for box in BOXES:
+        (alo, ahi), (blo, bhi) = box["a"], box["b"]
+        total += sum(f[0] for f in files if f[1] <= ahi and f[2] >= alo and f[3] <= bhi and f[4] >= blo)
+    return total / len(BOXES)
+
+
 def run_boxes(spark, table, times=1):
     for _ in range(times):
         for b in BOXES:
@@ -397,43 +409,45 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     skipping keeps) and close after; the observed rate is the queries counted between two runs."""
     alias = "rc_cost"
     table = f"{s}.{alias}"
-    run_model(dbt, alias, 0, 20000, recluster={"max_average_depth": 1})  # clustered: its scans are observed
+    run_model(dbt, alias, 0, 20000, recluster={"max_average_depth": 1}, file_rows=1000)  # clustered: its scans are observed
     run_boxes(spark, table)
-    run_model(dbt, alias, 20000, 24000, spark_clustering_recluster=False)
+    run_model(dbt, alias, 20000, 36000, spark_clustering_recluster=False, file_rows=1000)
     before = data_files(spark, table)
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "min_new_rows": 10 ** 9})
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "min_new_rows": 10 ** 9}, file_rows=1000)
     assert out["decision"] == "skipped" and out["policy"] == "gate", out
     assert out["reason"].startswith("cost policy falls back to the fixed gate (the rate of queries is not known yet "
                                     f"(the first run under the cost policy records {len(BOXES)} observed queries"), out
 
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0})
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0}, file_rows=1000)
     assert out["decision"] == "skipped" and out["policy"] == "cost", out
     assert out["reason"].startswith("cost: nothing pays: the best rewrite ("), out
     assert data_files(spark, table) == before
 
-    measured_before = files_read(spark, table)
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 200})
+    measured_before, read_before = files_read(spark, table), bytes_read(spark, table)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 200}, file_rows=1000)
     assert out["decision"] == "reclustered" and out["reason"].startswith("cost: rewrite "), out
     figures = out["cost"]
     assert figures["queries"] == 2000 and figures["boxes"] == len(BOXES), figures
     assert abs(figures["files_per_query_now"] - measured_before) <= 0.06, (figures, measured_before)
     measured_after = files_read(spark, table)
-    assert measured_after < measured_before, (measured_before, measured_after)
+    # the policy weighs bytes: the queries read fewer of them (files can be more, and smaller)
+    assert bytes_read(spark, table) < read_before, (read_before, figures)
     assert abs(figures["files_per_query_after"] - measured_after) <= 0.35 * measured_after + 0.5, (figures, measured_after)
+    assert abs(figures["bytes_per_query_now"] - read_before) <= 0.01 * read_before, (figures, read_before)
     assert figures["expected_saving_bytes"] > 2 * figures["rewrite_bytes"] > 0, figures
-    assert actual(spark, table) == expected(spark, [(0, 24000)])
+    assert actual(spark, table) == expected(spark, [(0, 36000)])
 
     # the observed rate: the queries counted since the previous run recorded its count (files_read's
     # EXPLAINs count too: a query planned is a query observed)
     run_boxes(spark, table, times=5)
-    run_model(dbt, alias, 24000, 26000, spark_clustering_recluster=False)
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost"})
+    run_model(dbt, alias, 36000, 38000, spark_clustering_recluster=False, file_rows=1000)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost"}, file_rows=1000)
     assert out["cost"]["queries_per_run"] == 6 * len(BOXES) and out["cost"]["rate_source"] == "observed", out
     # the next run checks the last rewrite's estimate against the files it left (the append aside)
     assert out["cost"]["last_expected_files_per_query"] == figures["files_per_query_after"], out
     assert abs(out["cost"]["files_per_query_settled"] - measured_after) <= 0.06, (out, measured_after)
     assert f"the last rewrite expected ~{figures['files_per_query_after']} files per query" in out["reason"], out
-    assert actual(spark, table) == expected(spark, [(0, 26000)])
+    assert actual(spark, table) == expected(spark, [(0, 38000)])
 
 
 
@@ -609,10 +623,10 @@ def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt,
     alias = "rc_noop"
     table = f"{s}.{alias}"
     gate = {"max_average_depth": 3}
-    full = run_model_costed(dbt, alias, 0, 32000, recluster=gate, file_rows=500)
+    full = run_model_costed(dbt, alias, 0, 32000, recluster=gate, file_rows=1000)
     files = data_files(spark, table)
     assert len(files) == 64 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
-    noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=500)
+    noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=1000)
     print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
           f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")
     for sql, elapsed in zip(noop["statements"], noop.get("elapsed", [])):

@@ -10,8 +10,8 @@
                selection's rows cut into F new files of the target size, of which a box meets
                F x prod_c min(1, f_c + 1/s_c): f_c the share of the selection's rows inside the box
                on column c (each file's rows taken as spread evenly over its [min, max]), s_c the
-               slabs the layout cuts c into (a curve over k columns: F^(1/k) each; linear: F on its
-               first column, 1 on the others)
+               slabs the layout cuts c into (a curve over k columns: F^(1/k) / 1.2 each, its files
+               overlapping more than a grid's cells; linear: F on its first column, 1 on the others)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs
     The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
@@ -20,7 +20,7 @@
 
 
 {#- What the cost policy needs once per call: the workload as (box, weight) pairs (a declared
-    `cluster_workload` list, else the boxes the extension observed, the 100 most queried) and the rate
+    `cluster_workload` list, else the boxes the extension observed, the 200 most queried) and the rate
     (`queries_per_run`: a number, or 'observed': the queries the extension counted since the previous
     recluster run, from the table's maintenance record). {'ok': false, 'why': ...} when either is
     unknown: the fixed gate then decides and says why. -#}
@@ -44,7 +44,7 @@
         {%- for row in spark_clustering._call_extension('observed_workload', {'table': settings.table_name}, ['box', 'queries'],
                                                         'order by queries desc, box') -%}
             {%- set ns.total = ns.total + row.queries | int -%}
-            {%- if not is_declared and loop.index <= 100 -%}
+            {%- if not is_declared and loop.index <= 200 -%}
                 {%- do boxes.append(fromjson(row.box)) -%}
                 {%- do weights.update({tojson(boxes[-1], sort_keys=true): row.queries | int}) -%}
             {%- endif -%}
@@ -235,7 +235,10 @@
             {%- for f in b.filters -%}
                 {%- set nsi = namespace(rows=0) -%}
                 {%- for g in b.groups[:size] -%}{%- set nsi.rows = nsi.rows + g.inside.get(f[0], 0) -%}{%- endfor -%}
-                {%- set slabs = new_count ** (1.0 / slab_columns.count) if f[0] in slab_columns.curve
+                {#- a curve's files overlap more than a grid's cells (a fresh curve is ~1.4 x as deep as
+                    a grid, _curve_depth; a curve of 2^k files is the grid itself): F^(1/k) / 1.2 slabs,
+                    between the two, as measured (macros/recluster/recluster.yml) -#}
+                {%- set slabs = [1, new_count ** (1.0 / slab_columns.count) / 1.2] | max if f[0] in slab_columns.curve
                                 else (new_count if f[0] == slab_columns.lead else 1) -%}
                 {%- set part = nsi.rows / [rows, 1] | max -%}
                 {%- set nsb.share = nsb.share * ((0 if part == 0 else [1.0, part + 1.0 / slabs] | min)) -%}
