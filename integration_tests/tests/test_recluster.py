@@ -617,7 +617,7 @@ def run_model_costed(dbt, alias, start, end, **vars_):
 
 def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt, s):
     """The second post-hook of a run that added no rows (Spark still writes one empty file), after no
-    other writer, on a table of 64 files: it reads the table's state and its maintenance record in
+    other writer, on a table of 32-64 files: it reads the table's state and its maintenance record in
     one statement, finds both as the last recluster left them and stops, before the lease, the
     recovery and the listing (docs/architecture.md, "The maintenance record")."""
     alias = "rc_noop"
@@ -625,19 +625,20 @@ def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt,
     gate = {"max_average_depth": 3}
     full = run_model_costed(dbt, alias, 0, 32000, recluster=gate, file_rows=1000)
     files = data_files(spark, table)
-    assert len(files) == 64 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
+    # 32000 rows at 1000 per file: 32 ranges; a write may split a range in two (seen in CI: 32 one run, 64 another)
+    assert len(files) >= 32 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
     noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=1000)
     print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
           f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")
     for sql, elapsed in zip(noop["statements"], noop.get("elapsed", [])):
         print("  ", f"{elapsed:.3f}", " ".join(sql.split()).split("*/", 1)[-1][:140])
-    assert "skipped (nothing changed since the last recluster (state files:64:" in noop["line"], noop["line"]
+    assert f"skipped (nothing changed since the last recluster (state files:{len(files)}:" in noop["line"], noop["line"]
     assert len(noop["statements"]) <= 5, noop["statements"]
     assert not any(f"{name}(" in sql for sql in noop["statements"] for name in ["table_lease_acquire", "table_rewrite_recover", "table_data_files"]), noop["statements"]
     assert set(files) <= set(data_files(spark, table))  # and the empty file of the insert of no rows
     assert actual(spark, table) == expected(spark, [(0, 32000)])
     record = json.loads(spark.sql(f"select record from maintenance_record('{table}')").first()[0])
-    assert record["state"].startswith("files:64:") and record["config"]["gate"]["max_average_depth"] == 3, record
+    assert record["state"].startswith(f"files:{len(files)}:") and record["config"]["gate"]["max_average_depth"] == 3, record
     assert [h["decision"] for h in record["history"]] == ["reclustered"], record["history"]
 
 
