@@ -60,12 +60,14 @@
     {#- A commit a crash interrupted is finished or rolled back even when reclustering is switched
         off: that is about the rows the table holds, not about its layout. -#}
     {%- set has_extension = spark_clustering._has_extension_function('table_rewrite_commit') -%}
-    {%- set switched_off = var('spark_clustering_recluster', true) in [false, 'false', 'False', 0] or settings.skip -%}
+    {#- why reclustering is off for this call ('' when on): decided once, used below twice -#}
+    {%- set off_reason = 'var spark_clustering_recluster is false' if var('spark_clustering_recluster', true) in [false, 'false', 'False', 0]
+                         else (settings.skip_reason if settings.skip else '') -%}
     {#- Nothing changed costs nothing: when the table's data (and any pending recovery) and the config
         are what the last settled recluster recorded (_maintenance_record.sql), stop before the lease,
         the recovery and the listing. Read-only, so no lease: the record is written on the full path
         only, under the lease. A switched-off recluster still recovers, below. -#}
-    {%- if has_extension and not final and not switched_off -%}
+    {%- if has_extension and not final and not off_reason -%}
         {%- set unchanged = spark_clustering._recluster_unchanged(relation, settings) -%}
         {%- if unchanged.skip -%}
             {%- do outcome.update({'reason': unchanged.reason}) -%}
@@ -81,13 +83,8 @@
         {%- do spark_clustering._recluster_recover(relation, settings, lease) -%}
     {%- endif -%}
 
-    {%- set switch = var('spark_clustering_recluster', true) -%}
-    {%- if switch in [false, 'false', 'False', 0] -%}
-        {%- do outcome.update({'reason': 'var spark_clustering_recluster is false'}) -%}
-    {%- elif settings.skip -%}
-        {%- do outcome.update({'reason': settings.skip_reason}) -%}
-    {%- endif -%}
-    {%- if outcome.reason -%}
+    {%- if off_reason -%}
+        {%- do outcome.update({'reason': off_reason}) -%}
         {%- do spark_clustering._table_lease_release(lease) -%}
         {{ log('spark_clustering: recluster ' ~ settings.label ~ ': skipped (' ~ outcome.reason ~ ')', info=true) }}
         {{ return(outcome) }}
