@@ -358,6 +358,40 @@ class FormatTableCases:
         assert final["after"]["runs"] <= 1 or final["stopped"], final
         assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, expected_grown(sources), COLUMNS)
 
+    def test_queries_on_a_format_table_are_observed_and_give_the_cost_policy_its_rate(
+            self, spark, dbt, sources, table_format, tmp_path):
+        """A scan that filters on a Delta / Iceberg table's clustering columns is counted in
+        observed_workload, like a plain table's: the clustering columns are read from the Delta log's
+        metadata / the Iceberg table's properties (neither format keeps them in its catalog entry).
+        The cost policy's first run records the count, the next takes its rate from the queries since."""
+        alias = "observed_cost"
+        table, case = _grown_table(spark, dbt, sources, table_format, alias)
+        boxes = [(lo, lo + 9_999) for lo in range(0, 100_000, 20_000)]
+
+        def query(times: int = 1):
+            for _ in range(times):
+                for lo, hi in boxes:
+                    spark.sql(f"select count(*) from {table} where a between {lo} and {hi} and b >= 0").collect()
+
+        query()
+        seen = {json.dumps(json.loads(r["box"]), sort_keys=True): r["queries"]
+                for r in spark.sql(f"select box, queries from observed_workload('{table}')").collect()}
+        # the clustering columns' ranges only (b is not one), each query counted alike
+        assert set(seen) == {json.dumps({"a": [lo, hi]}) for lo, hi in boxes}, seen
+        assert len(set(seen.values())) == 1, seen
+        cost_case = {**case, "recluster": {"policy": "cost"}}
+        first = recluster(dbt, table, tmp_path / "first", case=cost_case)
+        assert first["policy"] == "gate" and "the first run under the cost policy records" in first["reason"], first
+        query(times=2)
+        append(spark, table, f"{sources}.shifted", 7 * ROWS + 3 * ROWS // 10, 7 * ROWS + 4 * ROWS // 10)
+        second = recluster(dbt, table, tmp_path / "second", case=cost_case)
+        assert second["policy"] == "cost" and second["cost"]["rate_source"] == "observed", second
+        assert second["cost"]["queries_per_run"] == 2 * len(boxes) * min(seen.values()), second
+        assert second["cost"]["boxes"] == len(boxes), second
+        want = (f"(select {', '.join(COLUMNS)} from {sources}.uniform union all select {', '.join(COLUMNS)} from "
+                f"{sources}.shifted where id < {7 * ROWS + 4 * ROWS // 10}) e")
+        assert fingerprint(spark, table, COLUMNS) == fingerprint(spark, want, COLUMNS)
+
     def test_a_recluster_after_nothing_changed_stops_before_the_lease(self, spark, dbt, sources, table_format, tmp_path):
         """A table of ~64 files built by clustered_table, an append, a recluster; then a recluster with
         nothing changed since (the table's last data commit and the config as recorded) stops after

@@ -15,7 +15,8 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.sparkclustering.snapshot.CommitAwareFileIndex
 import org.apache.spark.sql.sparkclustering.stats.ReadContext
-import org.apache.spark.sql.sparkclustering.workload.ObservedWorkload
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation
+import org.apache.spark.sql.sparkclustering.workload.{ObservedWorkload, ScannedTables}
 
 /**
  * Planning-time data skipping for plain parquet/orc tables: a scan reads only the files whose
@@ -55,7 +56,9 @@ private[sparkclustering] case class DataSkippingStrategy(spark: SparkSession) ex
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case ScanOperation(_, _, filters, SparkLine.FileScanRelation(l, fs, table)) =>
       // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
-      if (filters.nonEmpty) ObservedWorkload.record(spark, table, filters)
+      if (filters.nonEmpty) table.foreach { t =>
+        ObservedWorkload.record(spark, t.identifier.database, t.identifier.table, ScannedTables.clusterBy(t, fs.location), filters)
+      }
       val conf = spark.sessionState.conf
       val skipping = DataSkipping.enabled(conf) && FileSkippingPredicate.usable(filters).nonEmpty
       if (eligible(fs) && (skipping || SparkClusteringConf.CommitViewEnabled.get(conf))) {
@@ -66,6 +69,12 @@ private[sparkclustering] case class DataSkippingStrategy(spark: SparkSession) ex
             Nil
         }
       } else Nil
+    case ScanOperation(_, _, filters, r: DataSourceV2ScanRelation) if filters.nonEmpty =>
+      // an Iceberg table's scan: recorded only, its format prunes its files itself
+      ScannedTables.ofV2(r.relation).foreach { case (database, name, clusterBy) =>
+        ObservedWorkload.record(spark, database, name, clusterBy, filters)
+      }
+      Nil
     case _ => Nil
   }
 

@@ -13,7 +13,6 @@ import org.apache.hadoop.fs.Path
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
@@ -71,24 +70,28 @@ private[sparkclustering] object ObservedWorkload extends Logging {
       URLEncoder.encode(table.toLowerCase(java.util.Locale.ROOT), StandardCharsets.UTF_8))
   }
 
-  private def clusterBy(table: CatalogTable): Seq[String] =
-    table.properties.get("spark_clustering.cluster_by").toSeq.flatMap { text =>
-      val t = text.trim
-      if (t.startsWith("[")) {
-        val node = mapper.readTree(t)
-        (0 until node.size()).map(i => node.get(i).asText())
-      } else t.split(",").toSeq.map(_.trim).filter(_.nonEmpty)
-    }
+  /** The table property naming a table's clustering columns (`a,b` or a JSON array). */
+  val ClusterByProperty = "spark_clustering.cluster_by"
 
-  /** Records the box of `filters` when `table` is clustered and recording is on; never throws. */
-  def record(spark: SparkSession, table: Option[CatalogTable], filters: Seq[Expression]): Unit = {
+  private def clusterBy(text: String): Seq[String] = {
+    val t = text.trim
+    if (t.startsWith("[")) {
+      val node = mapper.readTree(t)
+      (0 until node.size()).map(i => node.get(i).asText())
+    } else t.split(",").toSeq.map(_.trim).filter(_.nonEmpty)
+  }
+
+  /** Records the box of `filters` on the table `database`.`table` when its clustering columns are
+   *  known (`clusterByText`, the table's property: from the catalog entry of a plain table, the
+   *  Delta log's metadata of a Delta table, the Iceberg table's properties) and recording is on;
+   *  never throws. */
+  def record(spark: SparkSession, database: Option[String], table: String, clusterByText: => Option[String],
+      filters: Seq[Expression]): Unit = {
     try {
       if (!enabled(spark.sessionState.conf)) return
-      table.foreach { t =>
-        val columns = clusterBy(t).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
-        if (columns.nonEmpty) box(filters, columns).foreach { b =>
-          enqueue(spark, t.identifier.database.getOrElse(spark.catalog.currentDatabase), t.identifier.table, b)
-        }
+      val columns = clusterByText.toSeq.flatMap(clusterBy).map(_.toLowerCase(java.util.Locale.ROOT)).toSet
+      if (columns.nonEmpty) box(filters, columns).foreach { b =>
+        enqueue(spark, database.getOrElse(spark.catalog.currentDatabase), table, b)
       }
     } catch {
       case NonFatal(e) => logWarning(s"spark_clustering: could not record the workload of a scan: ${e.getMessage}")
