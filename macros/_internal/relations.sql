@@ -102,8 +102,20 @@
     anyway). -#}
 {% macro _existing_table_detail(relation) %}
     {%- if not execute or relation is string or relation.identifier is not defined -%}{{ return(none) }}{%- endif -%}
-    {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
+    {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none
+          and not spark_clustering._table_in_catalog(relation) -%}
         {{ return(none) }}
     {%- endif -%}
     {{ return(spark_clustering._table_detail(relation)) }}
+{% endmacro %}
+
+
+{#- Whether Spark's catalog has `relation`, for a table dbt's relation cache does not hold: one a
+    materialization created in this invocation (the post-hook of an incremental model's first run:
+    dbt-spark does not add the new table to the cache). One SHOW TABLES, on a cache miss only. -#}
+{% macro _table_in_catalog(relation) %}
+    {%- if relation.schema is none -%}{{ return(false) }}{%- endif -%}
+    {%- set found = run_query("show tables in " ~ adapter.quote(relation.schema) ~ " like "
+                              ~ spark_clustering._sql_literal(relation.identifier, 'file_stats')) -%}
+    {{ return(found is not none and (found.rows | length) > 0) }}
 {% endmacro %}
