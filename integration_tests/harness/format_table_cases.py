@@ -454,7 +454,8 @@ class FormatTableCases:
         """An append commits while the recluster is between its validation and its commit, and a reader
         queries all along: the recluster still commits (an append is no conflict of a rewrite), the
         table then holds every row of both, and every read saw exactly the rows before or after the
-        append."""
+        append. A scan planned before the commit and run after it reads the replaced files, kept by
+        the format: it neither fails nor changes its answer."""
         import threading
 
         table, case = _grown_table(spark, dbt, sources, table_format, "raced")
@@ -471,7 +472,16 @@ class FormatTableCases:
 
         reading = threading.Thread(target=reader)
         reading.start()
-        committer, done = _at_the_commit(spark, lambda: append(spark, table, "raced_batch", 0, 10 * ROWS, files=1))
+        planned = {}
+
+        def at_the_commit():
+            # a scan planned (its files listed) before the commit, run after it: the format keeps the
+            # files a rewrite replaces until its VACUUM / expire_snapshots, which the package never runs
+            planned["df"] = spark.sql(f"select count(*), sum(id) from {table}")
+            planned["df"]._jdf.queryExecution().executedPlan()
+            append(spark, table, "raced_batch", 0, 10 * ROWS, files=1)
+
+        committer, done = _at_the_commit(spark, at_the_commit)
         try:
             outcome = recluster(dbt, table, tmp_path / "target", case=case)
         finally:
@@ -485,6 +495,7 @@ class FormatTableCases:
         assert fingerprint(spark, table, COLUMNS) == want and want != expected
         after = spark.sql(f"select count(*), sum(id) from {table}").first()
         assert seen and set(seen) <= {tuple(base), tuple(after)}, set(seen)
+        assert tuple(planned["df"].collect()[0]) == tuple(base), (planned["df"].collect(), base, after)
         # the batch's own file is level 0 still: the next recluster picks it up
         assert any("/sc-l" not in f for f in live_files(spark, table_format, table))
         del batch
