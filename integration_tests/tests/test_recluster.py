@@ -447,6 +447,14 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     assert out["cost"]["last_expected_files_per_query"] == figures["files_per_query_after"], out
     assert abs(out["cost"]["files_per_query_settled"] - measured_after) <= 0.06, (out, measured_after)
     assert f"the last rewrite expected ~{figures['files_per_query_after']} files per query" in out["reason"], out
+    # ... and corrects its estimates by it: the files the rewritten ones meet now against what it expected
+    # (figures are rounded to 0.1 in the outcome: the ratio is checked to that)
+    assert figures["files_per_query_rewritten"] >= 0.5, figures
+    left = figures["files_per_query_after"] - figures["files_per_query_rewritten"]
+    ratio = min(3.0, max(1 / 3, (out["cost"]["files_per_query_settled"] - left) / figures["files_per_query_rewritten"]))
+    assert [c["ratio"] for c in out["cost"]["estimate_checks"]] == [pytest.approx(ratio, rel=0.1, abs=0.05)], (out, ratio)
+    assert out["cost"]["estimate_correction"] == pytest.approx(out["cost"]["estimate_checks"][0]["ratio"], abs=0.001), out
+    assert f"; estimates x{out['cost']['estimate_correction']} (the table's last 1 rewrite(s) checked)" in out["reason"], out
     assert actual(spark, table) == expected(spark, [(0, 38000)])
 
 

@@ -14,6 +14,10 @@
                                 at the last recluster (the next one's rate is what came since)
       expected_files_per_query  the cost policy: the files per query its last rewrite expected the
                                 files it left to meet (the next run logs it beside what they meet)
+      expected_rewritten_files_per_query, expected_at   the part of it among the files that rewrite
+                                wrote, and when it ran
+      estimate_checks           [{rewrite_at, ratio}], the last 5: what each rewrite's files met at
+                                the next run against what it expected (_recluster_cost_correction)
     Other steps add their own fields through _save_maintenance_record; a reader ignores what it does
     not know. -#}
 

@@ -53,6 +53,8 @@
     {%- set record = spark_clustering._maintenance_record(relation) -%}
     {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total,
                        'expected_files_per_query': record.get('expected_files_per_query'),
+                       'expected_rewritten_files_per_query': record.get('expected_rewritten_files_per_query'),
+                       'expected_at': record.get('expected_at'), 'estimate_checks': record.get('estimate_checks') or [],
                        'rate': none, 'rate_source': 'declared', 'horizon_runs': settings.horizon_runs} -%}
     {%- if not boxes -%}
         {%- do context.update({'why': 'no workload observed or declared (the Spark extension records the queries that filter '
@@ -88,16 +90,29 @@
     {%- set figures = {'queries': queries, 'queries_per_run': context.rate, 'rate_source': context.rate_source,
                        'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
                        'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
-                       'files_per_query_after': 0, 'files_per_query_settled': 0, 'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
-    {%- set ns = namespace(best_unpaid=none) -%}
+                       'files_per_query_after': 0, 'files_per_query_rewritten': 0, 'files_per_query_settled': 0,
+                       'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
+    {%- set ns = namespace(best_unpaid=none, settled=0) -%}
+    {#- every scope's sweep first: what the files before this run's appends meet checks the last
+        rewrite's estimate, which corrects this run's -#}
+    {%- set sweeps = [] -%}
     {%- for key, scope in state.scopes.items() -%}
-        {%- set choice = spark_clustering._recluster_cost_scope(scope, settings, context.boxes, queries) -%}
+        {%- set sweep = spark_clustering._recluster_cost_sweep(scope, settings, context.boxes) -%}
+        {%- do sweeps.append(sweep) -%}
+        {%- set ns.settled = ns.settled + sweep.now.settled_files -%}
+    {%- endfor -%}
+    {%- set correction = spark_clustering._recluster_cost_correction(context, ns.settled) -%}
+    {%- do context.update({'correction': correction}) -%}
+    {%- do figures.update({'estimate_correction': correction.factor, 'estimate_checks': correction.checks}) -%}
+    {%- for sweep in sweeps -%}
+        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor) -%}
         {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
                                'files_per_query_now': figures.files_per_query_now + choice.now.files,
                                'files_per_query_settled': figures.files_per_query_settled + choice.now.settled_files}) -%}
         {%- if choice.files -%}
             {%- do chosen.extend(choice.files) -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.after.bytes,
+                                   'files_per_query_rewritten': figures.files_per_query_rewritten + choice.after.rewritten_files,
                                    'files_per_query_after': figures.files_per_query_after + choice.after.files,
                                    'rewrite_bytes': figures.rewrite_bytes + choice.bytes,
                                    'expected_saving_bytes': figures.expected_saving_bytes + choice.saving}) -%}
@@ -110,7 +125,7 @@
         {%- endif -%}
     {%- endfor -%}
     {%- for name in ['bytes_per_query_now', 'bytes_per_query_after', 'files_per_query_now', 'files_per_query_after',
-                     'files_per_query_settled', 'expected_saving_bytes'] -%}
+                     'files_per_query_rewritten', 'files_per_query_settled', 'expected_saving_bytes'] -%}
         {%- do figures.update({name: figures[name] | round(1)}) -%}
     {%- endfor -%}
     {%- set rate_text = context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs' -%}
@@ -118,6 +133,10 @@
     {%- set expected = context.get('expected_files_per_query') -%}
     {%- set check = ('; the last rewrite expected ~' ~ expected ~ ' files per query, the files before this run\'s appends meet '
                      ~ figures.files_per_query_settled) if expected is not none else '' -%}
+    {%- if correction.checks -%}
+        {%- set check = check ~ '; estimates x' ~ correction.factor ~ ' (the table\'s last ' ~ correction.checks | length
+                        ~ ' rewrite(s) checked)' -%}
+    {%- endif -%}
     {%- do figures.update({'last_expected_files_per_query': expected}) -%}
     {%- if not chosen -%}
         {%- if ns.best_unpaid is none -%}
@@ -141,11 +160,40 @@
 {% endmacro %}
 
 
-{#- One scope: {files (to rewrite, [] for none), bytes, saving, now: {bytes, files} per query, after,
-    best: the candidate with the largest net (saving - cost), rewritten or not}. -#}
-{% macro _recluster_cost_scope(scope, settings, boxes, queries) %}
+{#- What the table's own past rewrites say about the estimate: {factor, checks}. A rewrite under the
+    policy records the files per query it expected its rewritten files to meet (and the files it left
+    alone); the next run sees what the files before its appends meet (`settled`): the rewritten
+    ones met settled - left, a ratio to what was expected. The last 5 ratios, one per rewrite, are
+    kept in the maintenance record (`estimate_checks`); their geometric mean, within [1/3, 3],
+    multiplies the files a box is expected to meet among the rewritten ones from then on (1 before
+    any check). A rewrite expected to be met by fewer than 0.5 files per query is not checked (the
+    ratio of small numbers says little). -#}
+{% macro _recluster_cost_correction(context, settled) %}
+    {#- decided by a call's first round: a later round's files before the appends include its rewrite -#}
+    {%- if context.get('correction') is not none -%}{{ return(context.correction) }}{%- endif -%}
+    {%- set checks = (context.get('estimate_checks') or []) | list -%}
+    {%- set expected = context.get('expected_files_per_query') -%}
+    {%- set rewritten = context.get('expected_rewritten_files_per_query') -%}
+    {%- if expected is not none and rewritten is not none and rewritten >= 0.5 -%}
+        {%- set ratio = [[(settled - (expected - rewritten)) / rewritten, 1.0 / 3] | max, 3.0] | min -%}
+        {%- set entry = {'rewrite_at': context.get('expected_at'), 'ratio': ratio | round(3)} -%}
+        {%- if checks and checks[-1].rewrite_at == entry.rewrite_at -%}
+            {%- set checks = checks[:-1] -%}
+        {%- endif -%}
+        {%- set checks = (checks + [entry])[-5:] -%}
+    {%- endif -%}
+    {%- set ns = namespace(product=1.0) -%}
+    {%- for c in checks -%}{%- set ns.product = ns.product * c.ratio -%}{%- endfor -%}
+    {%- set factor = (ns.product ** (1.0 / checks | length) if checks else 1.0) | round(3) -%}
+    {{ return({'factor': factor, 'checks': checks}) }}
+{% endmacro %}
+
+
+{#- One scope's sweep over its files against the workload's boxes: {groups (the new files, then each
+    run, smallest first), per_box (per box and group: the bytes and files it meets and per column the
+    rows inside it), now: {bytes, files, settled_files} per query}. -#}
+{% macro _recluster_cost_sweep(scope, settings, boxes) %}
     {%- set columns = settings.cfg.cluster_by -%}
-    {%- set slab_columns = spark_clustering._recluster_cost_curve_columns(settings) -%}
     {#- groups: the new (level-0) files, then each run, smallest first -#}
     {%- set runs = {} -%}
     {%- for file in scope.files if file.run is not none -%}
@@ -219,7 +267,19 @@
                            'files': now.files + b.weight * b.groups | sum(attribute='files'),
                            'settled_files': now.settled_files + b.weight * b.groups[first_run:] | sum(attribute='files')}) -%}
     {%- endfor -%}
+    {{ return({'groups': groups, 'per_box': per_box, 'now': now}) }}
+{% endmacro %}
 
+
+{#- One scope's decision from its sweep: {files (to rewrite, [] for none), bytes, saving, now: {bytes,
+    files} per query, after: {bytes, files, rewritten_files}, best: the candidate with the largest net
+    (saving - cost), rewritten or not}. `correction`: what the table's own past rewrites say the
+    estimate of the files a box meets among the rewritten ones is off by (_recluster_cost_correction). -#}
+{% macro _recluster_cost_scope(sweep, settings, queries, correction=1.0) %}
+    {%- set slab_columns = spark_clustering._recluster_cost_curve_columns(settings) -%}
+    {%- set groups = sweep.groups -%}
+    {%- set per_box = sweep.per_box -%}
+    {%- set now = sweep.now -%}
     {%- set ns = namespace(best=none) -%}
     {%- for size in range(1, groups | length + 1) -%}
         {%- set picked = groups[:size] -%}
@@ -228,7 +288,7 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
-        {%- set after = {'bytes': 0, 'files': 0} -%}
+        {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}
             {%- set nsb = namespace(share=1.0) -%}
@@ -243,9 +303,10 @@
                 {%- set part = nsi.rows / [rows, 1] | max -%}
                 {%- set nsb.share = nsb.share * ((0 if part == 0 else [1.0, part + 1.0 / slabs] | min)) -%}
             {%- endfor -%}
-            {%- set met = new_count * nsb.share -%}
+            {%- set met = [new_count, correction * new_count * nsb.share] | min -%}
             {%- do after.update({'bytes': after.bytes + b.weight * (left | sum(attribute='bytes') + met * bytes / new_count),
-                                 'files': after.files + b.weight * (left | sum(attribute='files') + met)}) -%}
+                                 'files': after.files + b.weight * (left | sum(attribute='files') + met),
+                                 'rewritten_files': after.rewritten_files + b.weight * met}) -%}
         {%- endfor -%}
         {%- set saving = queries * (now.bytes - after.bytes) -%}
         {%- set candidate = {'files': files | length, 'chosen': files, 'bytes': bytes, 'saving': saving,

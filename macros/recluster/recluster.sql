@@ -165,8 +165,13 @@
     {%- set remembered = {} -%}
     {%- if cost_context is not none -%}
         {%- do remembered.update({'observed_queries': cost_context.observed_queries}) -%}
+        {%- if outcome.cost is defined -%}
+            {%- do remembered.update({'estimate_checks': outcome.cost.estimate_checks}) -%}
+        {%- endif -%}
         {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
-            {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after}) -%}
+            {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after,
+                                      'expected_rewritten_files_per_query': outcome.cost.files_per_query_rewritten,
+                                      'expected_at': modules.datetime.datetime.utcnow().isoformat()}) -%}
         {%- endif -%}
     {%- endif -%}
     {#- after every commit and property write (on Delta a version of its own), still under the lease -#}
