@@ -170,6 +170,9 @@ def without_the_jar(work) -> tuple[str, str]:
         {"dbt": ["run", "--select", "recluster_case"],
          "vars": model_vars(3000, 4000, spark_clustering_recluster=False)},
         {"check": {"alias": ALIAS, "batches": [[0, 4000]]}},
+        # file_stats of two tables in one invocation: the rows are read, and the log says so once
+        {"dbt": ["run-operation", "metrics_file_stats_sql", "--args",
+                 json.dumps({"schema": SCHEMA, "tables": [ALIAS, ALIAS], "columns": ["a", "b"]})]},
         {"say": "clustered_table swap"},
         # test_without_the_extension_clustered_table_swaps_by_sql_and_recovers
         {"dbt": ["run", "--select", "recluster_case"], "vars": swap_vars(3000)},
@@ -197,6 +200,13 @@ def test_without_the_extension_recluster_says_what_to_load(without_the_jar):
     # the failed post-hook left the model's rows in place; the next run appended its own
     check = check_line(output)
     assert check["rows_match"] and check["leftovers"] == [], check
+    # without the jar file_stats of a parquet table groups every row by its file, and says so once
+    # per invocation (two tables measured in it)
+    said = [x for x in output.splitlines() if "file_stats of a parquet/orc table reads the clustering columns of every row" in x]
+    assert len(said) == 1 and "the Spark extension is not loaded" in said[0], said
+    [sql_line] = [x for x in output.splitlines() if x.startswith("metrics_file_stats_sql: ")]
+    for sql in json.loads(sql_line.split(": ", 1)[1]).values():
+        assert "table_file_stats" not in sql and "group by _metadata.file_path" in " ".join(sql.split()), sql
 
 
 def test_without_the_extension_clustered_table_swaps_by_sql_and_recovers(without_the_jar):
