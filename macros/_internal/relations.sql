@@ -110,11 +110,18 @@
 {% endmacro %}
 
 
-{#- Whether Spark's catalog has `relation`, for a table dbt's relation cache does not hold: one a
+{#- Whether Spark's catalog has `relation`, for a table dbt's relation cache does not hold: the one a
     materialization created in this invocation (the post-hook of an incremental model's first run:
-    dbt-spark does not add the new table to the cache). One SHOW TABLES, on a cache miss only. -#}
+    dbt-spark does not add the new table to the cache). Asked only for the running model's own
+    relation in a run or build (its schema exists then; SHOW TABLES fails on a missing schema, as in
+    a compile before the first run): one SHOW TABLES, on a cache miss only. -#}
 {% macro _table_in_catalog(relation) %}
-    {%- if relation.schema is none -%}{{ return(false) }}{%- endif -%}
+    {%- if relation.schema is none or this is not defined or this is none or flags.WHICH not in ['run', 'build'] -%}
+        {{ return(false) }}
+    {%- endif -%}
+    {%- if (relation.schema | lower) != ((this.schema or '') | lower) or (relation.identifier | lower) != ((this.identifier or '') | lower) -%}
+        {{ return(false) }}
+    {%- endif -%}
     {%- set found = run_query("show tables in " ~ adapter.quote(relation.schema) ~ " like "
                               ~ spark_clustering._sql_literal(relation.identifier, 'file_stats')) -%}
     {{ return(found is not none and (found.rows | length) > 0) }}
