@@ -223,8 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rates", type=lambda text: [int(r) for r in text.split(",") if r.strip()], default=[],
                         help="box queries per append, e.g. 2,20,200: adds a `package cost` table per rate and the "
                              "`never` layout, and reports bytes read + 2 x bytes rewritten per rate")
-    parser.add_argument("--horizon-runs", type=int, default=None, help="the cost policy's horizon_runs (default: "
-                        "the package's)")
+    parser.add_argument("--horizon-runs", type=lambda v: v if v == "lost_reads" else int(v), default=None,
+                        help="the cost policy's horizon_runs: a number of runs or lost_reads (default: the package's)")
     parser.add_argument("--method", choices=["hilbert", "zorder", "auto"], default="hilbert")
     parser.add_argument("--skip-natives", action="store_true", help="the package's layouts only (to compare "
                         "settings; the goal's comparison needs the natives)")

@@ -459,6 +459,35 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
 
 
 
+def test_cost_policy_with_horizon_lost_reads_counts_the_queries_since_the_last_rewrite(spark, dbt, s):
+    """`horizon_runs: lost_reads`: a rewrite is credited with the queries since the last rewrite (the
+    rate x the runs since it, with a declared rate), not with a horizon of future runs; the count
+    grows run by run while nothing is rewritten and starts again after a rewrite."""
+    alias = "rc_cost_lost"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 20000, recluster={"max_average_depth": 1}, file_rows=1000)
+    run_boxes(spark, table)  # an observed workload
+    lost = {"policy": "cost", "horizon_runs": "lost_reads"}
+    end = 20000
+    for runs in (1, 2):
+        run_model(dbt, alias, end, end + 8000, spark_clustering_recluster=False, file_rows=1000)
+        end += 8000
+        out = recluster_op(dbt, s, alias, recluster={**lost, "queries_per_run": 1}, file_rows=1000)
+        assert out["policy"] == "cost" and out["decision"] == "skipped", out
+        assert out["cost"]["queries"] == runs, out
+        assert f"1 queries per run (declared); {runs} since the last rewrite, {runs} run(s) ago (horizon lost_reads)" in out["reason"], out
+    run_model(dbt, alias, end, end + 8000, spark_clustering_recluster=False, file_rows=1000)
+    end += 8000
+    out = recluster_op(dbt, s, alias, recluster={**lost, "queries_per_run": 10 ** 6}, file_rows=1000)
+    assert out["decision"] == "reclustered" and out["cost"]["queries"] == 3 * 10 ** 6, out
+    assert out["cost"]["expected_saving_bytes"] > 2 * out["cost"]["rewrite_bytes"], out
+    run_model(dbt, alias, end, end + 8000, spark_clustering_recluster=False, file_rows=1000)
+    end += 8000
+    out = recluster_op(dbt, s, alias, recluster={**lost, "queries_per_run": 1}, file_rows=1000)
+    assert out["cost"]["queries"] == 1 and "1 since the last rewrite, 1 run(s) ago" in out["reason"], out
+    assert actual(spark, table) == expected(spark, [(0, end)])
+
+
 def test_cost_policy_without_a_workload_falls_back_to_the_gate_and_says_so(spark, dbt, s):
     alias = "rc_cost_none"
     run_model(dbt, alias, 0, 6000, spark_clustering_recluster=False)

@@ -128,6 +128,7 @@ BAD_RECLUSTER_CONFIGS = [
     ({"recluster": {"policy": "cheap"}}, ["config 'recluster'", "policy must be 'gate'", "e.g. {policy: cost}"]),
     ({"recluster": {"policy": "cost", "horizon_runs": 0}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),
     ({"recluster": {"horizon_runs": -2}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),
+    ({"recluster": {"horizon_runs": "lost"}}, ["config 'recluster'", "or 'lost_reads'"]),
     ({"recluster": {"queries_per_run": "lots"}}, ["config 'recluster'", "queries_per_run must be 'observed'",
                                                   "e.g. {queries_per_run: 20}"]),
     ({"skip_recluster": "false"}, ["config 'skip_recluster' = false", "use true or false", "not a string 'false'"]),

@@ -195,9 +195,10 @@
             ~ "(rewrite when the reads it saves over horizon_runs outweigh the rewrite), e.g. {policy: cost}", subject) }}
     {%- endif -%}
     {%- set horizon = rc.get('horizon_runs', 10) -%}
-    {%- if horizon is not number or horizon is boolean or horizon <= 0 -%}
-        {{ spark_clustering._config_error('recluster', rc, 'horizon_runs must be a number > 0: the recluster runs (one per append '
-            ~ 'of an incremental model) over which the cost policy counts the reads a rewrite saves, e.g. {horizon_runs: 10}', subject) }}
+    {%- if horizon != 'lost_reads' and (horizon is not number or horizon is boolean or horizon <= 0) -%}
+        {{ spark_clustering._config_error('recluster', rc, "horizon_runs must be a number > 0: the recluster runs (one per append "
+            ~ "of an incremental model) over which the cost policy counts the reads a rewrite saves, e.g. {horizon_runs: 10}; or "
+            ~ "'lost_reads': count the queries since the last rewrite instead", subject) }}
     {%- endif -%}
     {%- set rate = rc.get('queries_per_run', 'observed') -%}
     {%- if rate != 'observed' and (rate is not number or rate is boolean or rate < 0) -%}

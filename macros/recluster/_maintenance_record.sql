@@ -18,6 +18,8 @@
                                 wrote, and when it ran
       estimate_checks           [{rewrite_at, ratio}], the last 5: what each rewrite's files met at
                                 the next run against what it expected (_recluster_cost_correction)
+      queries_at_last_rewrite, runs_since_rewrite   horizon_runs lost_reads: the count of observed
+                                queries at the last rewrite, and the cost runs since it
     Other steps add their own fields through _save_maintenance_record; a reader ignores what it does
     not know. -#}
 

@@ -13,7 +13,11 @@
                slabs the layout cuts c into (a curve over k columns: F^(1/k) / 1.2 each, its files
                overlapping more than a grid's cells; linear: F on its first column, 1 on the others)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again)
-      saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs
+      saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
+               with horizon_runs 'lost_reads', the queries since the last rewrite instead: a rewrite
+               is made once the reads it would have saved since then reach twice its bytes (the
+               rent-or-buy rule: a table queried rarely is left alone, one queried often is kept
+               clustered, with no guess of how long the table will live)
     The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
     run, the two smallest, ... up to every file of the scope (a full recluster). The one with the
     largest saving - cost is rewritten; nothing when no saving exceeds its cost. -#}
@@ -77,6 +81,20 @@
     {%- else -%}
         {%- do context.update({'ok': true, 'rate': [0, ns.total - record.observed_queries | int] | max, 'rate_source': 'observed'}) -%}
     {%- endif -%}
+    {#- horizon_runs 'lost_reads': the queries since the last rewrite (this run's included), which
+        read what the rewrite would have saved them: observed, the count since the rewrite's run;
+        declared, the rate x the runs since it -#}
+    {%- if context.ok and settings.horizon_runs == 'lost_reads' -%}
+        {%- set runs = (record.get('runs_since_rewrite') or 0) | int + 1 -%}
+        {#- with no rewrite recorded yet, counting starts at the previous run -#}
+        {%- set baseline = record.get('queries_at_last_rewrite', record.get('observed_queries')) -%}
+        {%- if context.rate_source == 'observed' and baseline is not none -%}
+            {%- set since = [0, ns.total - baseline | int] | max -%}
+        {%- else -%}
+            {%- set since = context.rate * runs -%}
+        {%- endif -%}
+        {%- do context.update({'queries_since_rewrite': since, 'runs_since_rewrite': runs, 'rewrite_baseline': baseline}) -%}
+    {%- endif -%}
     {{ return(context) }}
 {% endmacro %}
 
@@ -85,7 +103,8 @@
     decided by cost (see the top of this file); `cost` holds the figures the log line and the
     outcome show. -#}
 {% macro _recluster_cost_decide(state, settings, context) %}
-    {%- set queries = context.rate * context.horizon_runs -%}
+    {%- set lost_reads = context.horizon_runs == 'lost_reads' -%}
+    {%- set queries = context.queries_since_rewrite if lost_reads else context.rate * context.horizon_runs -%}
     {%- set chosen = [] -%}
     {%- set figures = {'queries': queries, 'queries_per_run': context.rate, 'rate_source': context.rate_source,
                        'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
@@ -128,7 +147,9 @@
                      'files_per_query_rewritten', 'files_per_query_settled', 'expected_saving_bytes'] -%}
         {%- do figures.update({name: figures[name] | round(1)}) -%}
     {%- endfor -%}
-    {%- set rate_text = context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs' -%}
+    {%- set rate_text = (context.rate ~ ' queries per run (' ~ context.rate_source ~ '); ' ~ queries ~ ' since the last rewrite, '
+                         ~ context.runs_since_rewrite ~ ' run(s) ago (horizon lost_reads)') if lost_reads
+                        else (context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs') -%}
     {#- the last rewrite's estimate against what the files it left meet now (new files aside) -#}
     {%- set expected = context.get('expected_files_per_query') -%}
     {%- set check = ('; the last rewrite expected ~' ~ expected ~ ' files per query, the files before this run\'s appends meet '

@@ -168,6 +168,11 @@
         {%- if outcome.cost is defined -%}
             {%- do remembered.update({'estimate_checks': outcome.cost.estimate_checks}) -%}
         {%- endif -%}
+        {%- if cost_context.get('runs_since_rewrite') is not none -%}
+            {%- do remembered.update({'runs_since_rewrite': 0 if outcome.decision == 'reclustered' else cost_context.runs_since_rewrite}) -%}
+            {%- do remembered.update({'queries_at_last_rewrite': cost_context.observed_queries if outcome.decision == 'reclustered'
+                                                                 else cost_context.rewrite_baseline}) -%}
+        {%- endif -%}
         {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
             {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after,
                                       'expected_rewritten_files_per_query': outcome.cost.files_per_query_rewritten,
