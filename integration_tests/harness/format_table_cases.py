@@ -407,7 +407,9 @@ class FormatTableCases:
         assert ": reclustered (" in line and re.search(r"\(\d+ files, [1-9]\d* new\) -> .*\(\d+ files, 0 new\)$", line), line
         query(times=2)
         line = run(6000, 8000, policy="cost")
-        assert f"({2 * len(boxes) * min(seen.values())} queries per run (observed) x horizon 10 runs)" in line, line
+        queries = 2 * len(boxes) * min(seen.values())
+        assert (f"({queries} queries per run (observed); {queries} since the last rewrite, 1 run(s) ago "
+                "(horizon lost_reads))") in line, line
 
     def test_a_recluster_after_nothing_changed_stops_before_the_lease(self, spark, dbt, sources, table_format, tmp_path):
         """A table of ~64 files built by clustered_table, an append, a recluster; then a recluster with

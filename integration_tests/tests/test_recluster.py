@@ -418,13 +418,13 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     assert out["reason"].startswith("cost policy falls back to the fixed gate (the rate of queries is not known yet "
                                     f"(the first run under the cost policy records {len(BOXES)} observed queries"), out
 
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0}, file_rows=1000)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0, "horizon_runs": 10}, file_rows=1000)
     assert out["decision"] == "skipped" and out["policy"] == "cost", out
     assert out["reason"].startswith("cost: nothing pays: the best rewrite ("), out
     assert data_files(spark, table) == before
 
     measured_before, read_before = files_read(spark, table), bytes_read(spark, table)
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 200}, file_rows=1000)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 200, "horizon_runs": 10}, file_rows=1000)
     assert out["decision"] == "reclustered" and out["reason"].startswith("cost: rewrite "), out
     figures = out["cost"]
     assert figures["queries"] == 2000 and figures["boxes"] == len(BOXES), figures
@@ -441,7 +441,7 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     # EXPLAINs count too: a query planned is a query observed)
     run_boxes(spark, table, times=5)
     run_model(dbt, alias, 36000, 38000, spark_clustering_recluster=False, file_rows=1000)
-    out = recluster_op(dbt, s, alias, recluster={"policy": "cost"}, file_rows=1000)
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "horizon_runs": 10}, file_rows=1000)
     assert out["cost"]["queries_per_run"] == 6 * len(BOXES) and out["cost"]["rate_source"] == "observed", out
     # the next run checks the last rewrite's estimate against the files it left (the append aside)
     assert out["cost"]["last_expected_files_per_query"] == figures["files_per_query_after"], out

@@ -194,7 +194,7 @@
         {{ spark_clustering._config_error('recluster', rc, "policy must be 'gate' (rewrite when depth passes a threshold) or 'cost' "
             ~ "(rewrite when the reads it saves over horizon_runs outweigh the rewrite), e.g. {policy: cost}", subject) }}
     {%- endif -%}
-    {%- set horizon = rc.get('horizon_runs', 10) -%}
+    {%- set horizon = rc.get('horizon_runs', 'lost_reads') -%}
     {%- if horizon != 'lost_reads' and (horizon is not number or horizon is boolean or horizon <= 0) -%}
         {{ spark_clustering._config_error('recluster', rc, "horizon_runs must be a number > 0: the recluster runs (one per append "
             ~ "of an incremental model) over which the cost policy counts the reads a rewrite saves, e.g. {horizon_runs: 10}; or "
