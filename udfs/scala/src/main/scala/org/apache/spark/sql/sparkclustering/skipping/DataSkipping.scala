@@ -53,28 +53,32 @@ private[sparkclustering] object DataSkipping extends Logging {
  *  recluster commit in flight, every scan), pruned by a DataSkippingFileIndex when the scan filters
  *  on its data columns (see DataSkipping). */
 private[sparkclustering] case class DataSkippingStrategy(spark: SparkSession) extends SparkStrategy {
+  // the scan's leaf is matched after one ScanOperation walk: the planner asks this of every node
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case ScanOperation(_, _, filters, SparkLine.FileScanRelation(l, fs, table)) =>
-      // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
-      if (filters.nonEmpty) table.foreach { t =>
-        ObservedWorkload.record(spark, t.identifier.database, t.identifier.table, ScannedTables.clusterBy(t, fs.location), filters)
-      }
-      val conf = spark.sessionState.conf
-      val skipping = DataSkipping.enabled(conf) && FileSkippingPredicate.usable(filters).nonEmpty
-      if (eligible(fs) && (skipping || SparkClusteringConf.CommitViewEnabled.get(conf))) {
-        // planning never fails because of the rule: anything it cannot plan, Spark plans as usual
-        try planScan(plan, l, fs, table, skipping) catch {
-          case NonFatal(e) =>
-            DataSkipping.logFailureOnce(table.map(_.identifier.unquotedString).getOrElse(""), "planning", e)
-            Nil
+    case ScanOperation(_, _, filters, leaf) => leaf match {
+      case SparkLine.FileScanRelation(l, fs, table) =>
+        // what the scan filters on, for cluster_workload: observed (ObservedWorkload; never throws)
+        if (filters.nonEmpty) table.foreach { t =>
+          ObservedWorkload.record(spark, t.identifier.database, t.identifier.table, ScannedTables.clusterBy(t, fs.location), filters)
         }
-      } else Nil
-    case ScanOperation(_, _, filters, r: DataSourceV2ScanRelation) if filters.nonEmpty =>
-      // an Iceberg table's scan: recorded only, its format prunes its files itself
-      ScannedTables.ofV2(r.relation).foreach { case (database, name, clusterBy) =>
-        ObservedWorkload.record(spark, database, name, clusterBy, filters)
-      }
-      Nil
+        val conf = spark.sessionState.conf
+        val skipping = DataSkipping.enabled(conf) && FileSkippingPredicate.usable(filters).nonEmpty
+        if (eligible(fs) && (skipping || SparkClusteringConf.CommitViewEnabled.get(conf))) {
+          // planning never fails because of the rule: anything it cannot plan, Spark plans as usual
+          try planScan(plan, l, fs, table, skipping) catch {
+            case NonFatal(e) =>
+              DataSkipping.logFailureOnce(table.map(_.identifier.unquotedString).getOrElse(""), "planning", e)
+              Nil
+          }
+        } else Nil
+      case r: DataSourceV2ScanRelation if filters.nonEmpty =>
+        // an Iceberg table's scan: recorded only, its format prunes its files itself
+        ScannedTables.ofV2(r.relation).foreach { case (database, name, clusterBy) =>
+          ObservedWorkload.record(spark, database, name, clusterBy, filters)
+        }
+        Nil
+      case _ => Nil
+    }
     case _ => Nil
   }
 
