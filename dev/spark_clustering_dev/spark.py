@@ -43,12 +43,18 @@ def table_format_conf(table_format: str) -> dict[str, str]:
     (docs/table_formats.md shows the same for a user's own session or Thrift server)."""
     if table_format == "delta":
         return {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
-                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
+                "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+                # a table's state is rebuilt from its log by a job of this many tasks (Delta's
+                # default 50): on 2 cores and small tables, 2 (test_delta_tables: 111 s, not 242 s)
+                "spark.databricks.delta.snapshotPartitions": "2"}
     if table_format == "iceberg":
         return {"spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
                 "spark.sql.catalog.spark_catalog": "org.apache.iceberg.spark.SparkSessionCatalog",
-                # Iceberg tables are tables of the Hive metastore Spark uses (commits by its locks)
+                # Iceberg tables are tables of the Hive metastore Spark uses
                 "spark.sql.catalog.spark_catalog.type": "hive",
+                # commits by the metastore's check of the table's metadata location (HIVE-26882, in
+                # Spark's Hive 2.3.10), not its lock tables, which an embedded Derby metastore lacks
+                "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
                 # the embedded metastore's connection pool when Iceberg opens it (BoneCP is not in pyspark)
                 "spark.hadoop.datanucleus.connectionPoolingType": "DBCP"}
     if table_format == "hive":
@@ -129,30 +135,7 @@ def get_spark(work_dir: Path | None = None, app_name: str = "spark_clustering", 
     for key, value in {**session_conf(work_dir, with_jar, table_format, s3_endpoint, long_lived, extra_classpath),
                        **(extra_conf or {})}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    if table_format == "iceberg":
-        _create_metastore_lock_tables(session)
-    return session
-
-
-def _create_metastore_lock_tables(session) -> None:
-    """Iceberg commits to a Hive-metastore table under the metastore's table lock, whose tables
-    (HIVE_LOCKS, NEXT_LOCK_ID, ...) a metastore initialised by Hive's schematool has; the embedded
-    Derby metastore of a local session is created by DataNucleus without them. Hive's own
-    TxnDbUtil creates them, once per metastore: its first table existing means an earlier session
-    over the same metastore created them all."""
-    from py4j.protocol import Py4JJavaError
-
-    jvm = session._jvm
-    session.sql("show databases").collect()  # the metastore database exists from here on
-    hive_conf = jvm.org.apache.hadoop.hive.conf.HiveConf()
-    hive_conf.set("javax.jdo.option.ConnectionURL",
-                  session.sparkContext.getConf().get("spark.hadoop.javax.jdo.option.ConnectionURL"))
-    try:
-        jvm.org.apache.hadoop.hive.metastore.txn.TxnDbUtil.prepDb(hive_conf)
-    except Py4JJavaError as error:
-        if "already exists" not in str(error.java_exception):
-            raise
+    return builder.getOrCreate()
 
 
 @contextlib.contextmanager

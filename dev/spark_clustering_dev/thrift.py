@@ -107,8 +107,6 @@ class ThriftServer:
     def start(self) -> "ThriftServer":
         self.work_dir.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1"}
-        if self.table_format == "iceberg":
-            self._create_metastore_lock_tables(env)
         log = open(self.log_path, "wb")
         # Own process group, so stop() reaches the JVM and anything it forked.
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -124,19 +122,6 @@ class ThriftServer:
                 time.sleep(1)
         self.stop()
         raise TimeoutError(f"thrift server did not accept connections on {self.port}; log:\n{self.tail()}")
-
-    def _create_metastore_lock_tables(self, env: dict[str, str]) -> None:
-        """Iceberg commits under the Hive metastore's table locks, whose tables a metastore set up by
-        Hive's schematool has and the server's embedded Derby one would lack: a short local session
-        over the same warehouse and metastore creates them first (spark.get_spark does for an Iceberg
-        session), and exits, so the server can open the Derby database."""
-        script = ("import sys; from pathlib import Path; from spark_clustering_dev.spark import get_spark; "
-                  "get_spark(Path(sys.argv[1]), app_name='metastore_lock_tables', with_jar=False, "
-                  "table_format='iceberg').stop()")
-        done = subprocess.run([sys.executable, "-c", script, str(self.work_dir)], env=env, cwd=self.work_dir,
-                              capture_output=True, text=True, timeout=self.startup_timeout)
-        if done.returncode != 0:
-            raise RuntimeError(f"creating the metastore's lock tables failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
 
     def tail(self, lines: int = 60) -> str:
         try:

@@ -64,9 +64,7 @@ def _session_for(table_format: str):
     if _session["spark"] is not None:
         _session["spark"].stop()
     # One warehouse + metastore for every session of the process: Hive's metastore code keeps some
-    # state per JVM (TxnHandler's connection pool, bound by the first DROP DATABASE to the metastore
-    # of that moment), so a later Iceberg session over a metastore of its own would take its table
-    # locks in the first one's, which lacks the lock tables: every Iceberg commit hung retrying.
+    # state per JVM (e.g. TxnHandler's connection pool, bound to the metastore of its first use).
     session = get_spark(PYTEST_WORK / "session", app_name="spark_clustering_tests", table_format=table_format,
                         s3_endpoint=s3_server().endpoint, long_lived=True,
                         extra_classpath=(str(stalling_fs_jar(PYTEST_WORK)),))
@@ -134,7 +132,7 @@ MODULE_SECONDS = {
     "test_recluster": 650, "test_clustered_table_edges": 232, "test_cluster_e2e": 225, "test_commit_races": 158,
     "test_skipping_three_valued": 100,
 }
-SESSIONLESS_LAST = ["test_concurrent_dbt"]
+SESSIONLESS_LAST = ["test_concurrent_dbt", "test_format_targets"]
 
 
 def pytest_collection_modifyitems(items):
