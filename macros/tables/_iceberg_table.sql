@@ -88,7 +88,7 @@
             {{ return('') }}
         {%- endif -%}
     {%- endfor -%}
-    {%- if run_query('select count(*) from ' ~ relation ~ '.delete_files').rows[0][0] | int > 0 -%}
+    {%- if run_query('select count(*) from ' ~ spark_clustering._iceberg_metadata_table(relation, 'delete_files')).rows[0][0] | int > 0 -%}
         {{ return('') }}
     {%- endif -%}
     {%- set sql -%}
@@ -101,8 +101,16 @@ select
     {{ metrics }}.upper_bound as {{ spark_clustering._quoted_suffixed(column_name, '__max') }},
     {{ metrics }}.null_value_count as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
     {%- endfor %}
-from {{ relation }}.files
+from {{ spark_clustering._iceberg_metadata_table(relation, 'files') }}
 where content = 0 and record_count > 0
     {%- endset -%}
     {{ return(sql) }}
+{% endmacro %}
+
+
+{#- An Iceberg metadata table of `relation` (files, delete_files, ...) by its full name: written
+    `schema.table.files`, Spark first takes `schema` for a catalog and logs CATALOG_NOT_FOUND with
+    a stack trace before it finds the table in the session catalog, where dbt-spark's tables are. -#}
+{% macro _iceberg_metadata_table(relation, name) %}
+    {{ return('spark_catalog.' ~ relation ~ '.' ~ name) }}
 {% endmacro %}
