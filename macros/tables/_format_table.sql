@@ -124,6 +124,8 @@
         'spark_clustering.num_files': plan.num_files,
         'spark_clustering.layout': plan.layout_choice.spec if plan.layout_choice else '',
         'spark_clustering.layout_name': plan.layout_choice.name if plan.layout_choice else '',
+        'spark_clustering.layout_simulated_ratio': plan.layout_choice.ratio if plan.layout_choice else '',
+        'spark_clustering.layout_seconds': plan.layout_choice.seconds if plan.layout_choice else '',
     }) -%}
     {%- if build_version is not none -%}
         {%- do properties.update({'spark_clustering.build_version': build_version}) -%}
