@@ -57,6 +57,20 @@ def packages_installed(project_dir: Path = INTEGRATION_TESTS) -> bool:
     return (Path(project_dir) / "dbt_packages" / "spark_clustering").exists()
 
 
+def install_packages(project_dir: Path = INTEGRATION_TESTS) -> None:
+    """`dbt deps` for `project_dir` when its package link is missing (packages_installed); one
+    process at a time decides and installs (parallel test workers start together)."""
+    from dbt.cli.main import dbtRunner
+
+    project_dir = Path(project_dir)
+    with _lock, _file_lock(project_dir / "dbt_packages.lock"):
+        if not packages_installed(project_dir):
+            installed = dbtRunner().invoke(["deps", "--quiet", "--project-dir", str(project_dir),
+                                            "--profiles-dir", str(project_dir)])
+            if not installed.success:
+                raise DbtError(["deps"], _messages(installed.result, installed.exception))
+
+
 @contextlib.contextmanager
 def _file_lock(path: Path):
     """An exclusive lock between processes, held for the `with` block (released when the process dies)."""
@@ -93,12 +107,7 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
                        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **(env or {})})
     project_dir = Path(project_dir)
     common = ["--project-dir", str(project_dir), "--profiles-dir", str(project_dir)]
-    # one process at a time decides and installs (parallel test workers start together)
-    with _lock, _file_lock(project_dir / "dbt_packages.lock"):
-        if not packages_installed(project_dir):
-            installed = dbtRunner().invoke(["deps", "--quiet", *common])
-            if not installed.success:
-                raise DbtError(["deps"], _messages(installed.result, installed.exception))
+    install_packages(project_dir)
     full = [*args, *common, "--target", target]
     if vars:
         full += ["--vars", json.dumps(vars)]

@@ -1,0 +1,67 @@
+"""A child process for test_format_targets.py: dbt creates the Spark session itself from the
+target docs/table_formats.md documents (the profiles.yml in `profiles_dir`), as a user's `dbt` run
+does, then builds the example project on that format, appends, builds an `auto` layout and the
+audit, and prints what the test checks as one JSON line `format_target: {...}`.
+Run from an empty working directory: the metastore and warehouse are Spark's defaults there."""
+from __future__ import annotations
+
+import json
+import sys
+
+from dbt.cli.main import dbtRunner
+
+from spark_clustering_dev.paths import INTEGRATION_TESTS
+
+EXAMPLE_VARS = {"telemetry_rows": 48_000, "telemetry_file_rows": 3_000}
+CLUSTER_BY = ["mission_id", "ts", "payload_id"]
+WORKLOAD = [{"mission_id": [10, 12], "ts": ["2025-03-01 00:00:00", "2025-03-20 00:00:00"]},
+            {"payload_id": ["payload-01000", "payload-01200"], "mission_id": [0, 31]}]
+TABLES = ["telemetry_events", "telemetry_hilbert", "telemetry_zorder", "telemetry_linear", "telemetry_by_region",
+          "telemetry_insertion_order", "telemetry_incremental", "telemetry_auto"]
+
+
+def main(table_format: str, profiles_dir: str, target_path: str) -> int:
+    warnings: list[str] = []
+
+    def collect(event) -> None:
+        if event.info.level == "warn":
+            warnings.append(f"{event.info.name}: {event.info.msg}")
+
+    common = ["--project-dir", str(INTEGRATION_TESTS), "--profiles-dir", profiles_dir, "--target", table_format,
+              "--target-path", target_path]
+
+    def dbt(args: list[str], vars_: dict) -> None:
+        res = dbtRunner(callbacks=[collect]).invoke([*args, *common, "--vars", json.dumps(vars_)])
+        if not res.success:
+            failed = [f"{r.node.name}: {r.message}" for r in (getattr(res.result, "results", None) or [])
+                      if str(r.status).lower() in {"error", "fail"}]
+            print(f"format_target_failed: dbt {' '.join(args)}: {res.exception} {failed}", flush=True)
+            sys.exit(1)
+
+    example = {**EXAMPLE_VARS, "example_file_format": table_format}
+    dbt(["build", "--full-refresh", "--select", "path:models/example"], example)
+    dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9})
+    dbt(["run", "--select", "cluster_case"], {
+        "case_source": "analytics.telemetry_events", "case_alias": "telemetry_auto", "case_format": table_format,
+        "case_method": "auto", "case_cluster_by": CLUSTER_BY, "case_file_rows": EXAMPLE_VARS["telemetry_file_rows"],
+        "case_workload": WORKLOAD})
+    dbt(["run", "--select", "spark_clustering_audit"], example)
+
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.getOrCreate()  # the one dbt created from the target
+    out = {"warnings": warnings, "conf": {k: spark.conf.get(k, None) for k in (
+        "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.warehouse.dir")}}
+    for table in TABLES:
+        detail = {r[0]: r[1] for r in spark.sql(f"describe table extended analytics.{table}").collect()}
+        props = {r[0]: r[1] for r in spark.sql(f"show tblproperties analytics.{table}").collect()}
+        out[table] = {"provider": detail.get("Provider"), "rows": spark.table(f"analytics.{table}").count(),
+                      "properties": {k: v for k, v in props.items() if k.startswith("spark_clustering.")}}
+    out["events_rows"] = spark.sql("select count(*) from analytics.telemetry_events").first()[0]
+    out["audit_rows"] = spark.sql("select count(*) from analytics.spark_clustering_audit").first()[0]
+    print("format_target: " + json.dumps(out, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

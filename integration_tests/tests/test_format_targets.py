@@ -1,0 +1,73 @@
+"""A new user's Delta and Iceberg set-up, from the docs alone: the dbt targets docs/table_formats.md
+shows (the block after its `format-targets` marker), copied as they are into a profiles.yml, build
+the example project in a process where dbt creates the Spark session itself from the target, in an
+empty working directory (Spark's default metastore and warehouse there: a fresh machine's first
+run). Nothing of the harness's session set-up is used; the jars are the ones scripts/setup built."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from spark_clustering_dev.dbt import install_packages
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
+
+DOC = REPO / "docs" / "table_formats.md"
+PROFILE = "spark_clustering_integration_tests"  # the project's `profile`, which the docs' block stands for
+CLUSTERED = ["telemetry_hilbert", "telemetry_zorder", "telemetry_linear", "telemetry_by_region", "telemetry_auto"]
+
+
+def documented_targets() -> dict:
+    """The `outputs` of the yaml block that follows the docs' `format-targets` marker."""
+    text = DOC.read_text()
+    found = re.search(r"<!-- format-targets[^>]*-->\s*```yaml\n(.*?)```", text, re.S)
+    assert found, f"{DOC}: no yaml block after a format-targets marker"
+    [profile] = yaml.safe_load(found.group(1)).values()
+    return profile["outputs"]
+
+
+@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_format, tmp_path):
+    target = documented_targets()[table_format]
+    install_packages()  # the child runs dbt on the project as it is
+    (tmp_path / "profiles.yml").write_text(yaml.safe_dump({PROFILE: {"target": table_format, "outputs": {table_format: target}}}))
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = {**os.environ, "SPARK_CLUSTERING_ROOT": str(REPO), "PYTHONUNBUFFERED": "1",
+           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+           "PYTHONPATH": os.pathsep.join([str(REPO / "dev"), str(INTEGRATION_TESTS), str(REPO / "udfs" / "python")])}
+    done = subprocess.run([sys.executable, "-m", "harness.format_target_child", table_format, str(tmp_path),
+                           str(tmp_path / "target")], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    out = done.stdout + done.stderr
+    lines = [x for x in done.stdout.splitlines() if x.startswith("format_target: ")]
+    assert done.returncode == 0 and lines, out[-6000:]
+    got = json.loads(lines[-1].split(": ", 1)[1])
+
+    # the session is the one the target describes, its metastore and warehouse Spark's defaults in the cwd
+    assert got["conf"]["spark.sql.extensions"].startswith("org.apache.spark.sql.sparkclustering.SparkClusteringExtensions,")
+    assert got["conf"]["spark.sql.warehouse.dir"].rstrip("/").endswith(str(work / "spark-warehouse")), got["conf"]
+    assert (work / "metastore_db").is_dir()
+    # every model of the example is a table of the format, with every row
+    events = got["events_rows"]
+    assert events == 48_000
+    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
+        assert got[table]["provider"] == table_format, (table, got[table])
+        assert got[table]["rows"] == events, (table, got[table])
+    # the clustered ones carry the package's record, the same keys on every format (an auto layout's
+    # choice included: its name, simulated ratio and search time)
+    for table in CLUSTERED:
+        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+    auto = got["telemetry_auto"]["properties"]
+    for key in ("spark_clustering.layout_name", "spark_clustering.layout_simulated_ratio", "spark_clustering.layout_seconds"):
+        assert auto.get(key), (key, auto)
+    assert got["audit_rows"] > 0
+    # a first run that shows no dbt warning (the example's generic tests passed: the build succeeded)
+    assert got["warnings"] == [], got["warnings"]
+    # the harmless lines the docs name, and nothing else of the kind from the metastore
+    if table_format == "delta":
+        assert "MissingTableException" not in out and "CATALOG_NOT_FOUND" not in out
