@@ -630,7 +630,7 @@ class FormatTableCases:
         sql = {cols: run_operation_json("metrics_file_stats_sql", {"schema": schema, "tables": [name], "columns": list(cols)},
                                         schema=schema)[name]
                for cols in [("a", "s"), ("a", "b")]}
-        metadata = {"delta": "table_data_files(", "iceberg": f"from {built}.files"}[table_format]
+        metadata = {"delta": "table_data_files(", "iceberg": f"from spark_catalog.{built}.files"}[table_format]
         assert metadata in sql[("a", "s")] and metadata not in sql[("a", "b")], sql
         plan = spark.sql(f"explain {sql[('a', 's')]}").first()[0]
         assert "FileScan" not in plan and "DataSkipping" not in plan, plan  # no data file in the plan
