@@ -10,12 +10,17 @@ import org.apache.iceberg.exceptions.{CommitFailedException, ValidationException
 import org.apache.iceberg.spark.Spark3Util
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.connector.catalog.CatalogManager
 
 /** TableRewrite of an Iceberg table (see FormatTableRewrite): RewriteFiles validated from the snapshot read. */
 private[commit] object IcebergTableRewrite extends FormatTableRewrite {
 
   private def load(spark: SparkSession, name: String): Table = {
-    val table = Spark3Util.loadIcebergTable(spark, name)
+    // `schema.table` named in the session catalog: given two parts, Iceberg first tries `schema` as
+    // a catalog and logs CATALOG_NOT_FOUND with a stack trace before it looks there
+    val parts = spark.sessionState.sqlParser.parseMultipartIdentifier(name)
+    val qualified = if (parts.length <= 2) CatalogManager.SESSION_CATALOG_NAME +: parts else parts
+    val table = Spark3Util.loadIcebergTable(spark, qualified.map(p => s"`${p.replace("`", "``")}`").mkString("."))
     table.refresh()
     table
   }
