@@ -57,7 +57,6 @@ def main(table_format: str, profiles_dir: str, target_path: str) -> int:
         props = {r[0]: r[1] for r in spark.sql(f"show tblproperties analytics.{table}").collect()}
         out[table] = {"provider": detail.get("Provider"), "rows": spark.table(f"analytics.{table}").count(),
                       "properties": {k: v for k, v in props.items() if k.startswith("spark_clustering.")}}
-    out["events_rows"] = spark.sql("select count(*) from analytics.telemetry_events").first()[0]
     out["audit_rows"] = spark.sql("select count(*) from analytics.spark_clustering_audit").first()[0]
     print("format_target: " + json.dumps(out, default=str), flush=True)
     return 0
