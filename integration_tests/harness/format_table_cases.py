@@ -100,6 +100,13 @@ def live_files(spark, table_format: str, table: str) -> set[str]:
     return {r[0] for r in spark.sql(f"select distinct {file_col} from {table}").collect()}
 
 
+def iceberg_row_sets(spark, table: str):
+    """The scan task sets staged in the driver for `table` (a java Set): table_file_rows stages one."""
+    jvm = spark._jvm
+    loaded = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"spark_catalog.{table}")
+    return jvm.org.apache.iceberg.spark.ScanTaskSetManager.get().fetchSetIds(loaded)
+
+
 def append(spark, table: str, source: str, lo: int, hi: int, files: int = 2):
     """An unclustered append (INSERT INTO, `files` files) of the source's ids in [lo, hi)."""
     spark.sql(f"insert into {table} select /*+ repartition({files}) */ {', '.join(COLUMNS)} from {source} "
@@ -333,6 +340,50 @@ class FormatTableCases:
         else:
             ops = spark.sql(f"select operation, summary from {table}.snapshots order by committed_at").collect()
             assert sum(1 for o in ops if o.operation == "replace") == len(rounds), ops
+            # the scan tasks the rounds read their files through are let go by the commit
+            assert iceberg_row_sets(spark, table).isEmpty()
+
+    def test_a_recluster_reads_the_files_it_rewrites_and_opens_no_other(self, spark, sources, table_format, tmp_path):
+        """table_file_rows, what a recluster reads its selection through: the rows of exactly the listed
+        files at the version listed, read by the format's own scan of those files. The table's other
+        files are moved away before the read, so a read that opened any of them fails; a filter on the
+        file column (what recluster read before) does, on both formats."""
+        import shutil
+
+        table, view = f"{sources}.rows_of_files", "rows_of_files_view"
+        file_col = "_metadata.file_path" if table_format == "delta" else "_file"
+        spark.sql(f"drop table if exists {table}")
+        spark.sql(f"create table {table} using {table_format} as "
+                  f"select /*+ repartition(4) */ {', '.join(COLUMNS)} from {sources}.uniform")
+        append(spark, table, f"{sources}.shifted", 7 * ROWS, 7 * ROWS + ROWS // 10)
+        version = versions(spark, table_format, table)[-1]
+        files = sorted(live_files(spark, table_format, table))
+        assert len(files) == 6, files
+        chosen = [files[0], files[-1]]
+        in_list = ", ".join(f"'{p}'" for p in chosen)
+        expected = fingerprint(spark, f"(select * from {table} where {file_col} in ({in_list})) e", COLUMNS)
+        assert 0 < expected[0] < ROWS + ROWS // 10
+        # an append after the listing: the view reads the version listed, not the table as it is now
+        append(spark, table, f"{sources}.shifted", 7 * ROWS + ROWS // 10, 7 * ROWS + ROWS // 5, files=1)
+        row = spark.sql(f"select * from table_file_rows('{table}', '{version}', array({in_list}), '{view}')").first()
+        assert (row.view_name, row.files) == (view, 2)
+        if table_format == "iceberg":
+            assert not iceberg_row_sets(spark, table).isEmpty()  # released by the commit (see the grown test)
+        others = [Path(local(p)) for p in live_files(spark, table_format, table) if p not in chosen]
+        assert len(others) == 5
+        moved = []
+        try:
+            for i, path in enumerate(others):
+                moved.append((shutil.move(path, tmp_path / f"{i}-{path.name}"), path))
+            assert fingerprint(spark, view, COLUMNS) == expected
+            with pytest.raises(Exception, match="(?i)FILE_NOT_EXIST|FileNotFound|does not exist"):
+                spark.sql(f"select count(*) from {table} version as of {version} where {file_col} in ({in_list})").collect()
+        finally:
+            for aside, path in moved:
+                shutil.move(aside, path)
+            spark.sql(f"drop view if exists {view}")
+        with pytest.raises(Exception, match=r"table_file_rows.*1 file\(s\) are not data files of"):
+            spark.sql(f"select * from table_file_rows('{table}', '{version}', array('{files[0]}.gone'), '{view}')").collect()
 
     def test_time_travel_to_before_a_recluster_reads_the_old_files(self, spark, sources, grown, table_format):
         table = grown["table"]

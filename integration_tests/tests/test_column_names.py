@@ -90,6 +90,17 @@ def test_columns_named_like_the_package_helpers(spark, dbt, s, backend):
     # Spark renamed its metadata struct to __metadata; the package found it (4 real files)
     files = spark.sql(f"select distinct __metadata.file_path from {s}.{alias}").count()
     assert files == 4
+    # what a recluster reads its selection through finds the metadata column under its new name too
+    chosen = sorted(r[0] for r in spark.sql(f"select distinct __metadata.file_path from {s}.{alias}").collect())[:2]
+    in_list = ", ".join(f"'{p}'" for p in chosen)
+    spark.sql(f"select * from table_file_rows('{s}.{alias}', '', array({in_list}), 'reserved_rows')").collect()
+    try:
+        of_files = f"(select * from {s}.{alias} where __metadata.file_path in ({in_list})) f"
+        wanted = fingerprint(spark, of_files, ["id"] + RESERVED)
+        assert 0 < wanted[0] < fingerprint(spark, f"{s}.{alias}")[0]
+        assert fingerprint(spark, "reserved_rows", ["id"] + RESERVED) == wanted
+    finally:
+        spark.sql("drop view if exists reserved_rows")
     props = properties(spark, f"{s}.{alias}")
     assert json.loads(props["spark_clustering.cluster_by"]) == cluster_by
     assert int(props["spark_clustering.num_files"]) == 4

@@ -46,6 +46,7 @@
         'swap_staging_table': ['table', 'lease_token', 'what'],
         'table_committed_rows': ['table', 'version'],
         'table_data_files': ['table'],
+        'table_file_rows': ['table', 'version', 'files', 'view'],
         'table_file_stats': ['table', 'columns'],
         'table_lease_acquire': ['table', 'owner', 'wait_seconds', 'scope'],
         'table_lease_check': ['lease_token', 'what'],

@@ -20,9 +20,9 @@
       after_rewrite(relation, cfg)      what a committed recluster still owes (plain: the
                                         statistics sidecar)
 
-    Listing, committing and recovering are one family of the jar's functions for every kind
-    (table_data_files, table_rewrite_commit, table_rewrite_recover, table_committed_rows: the jar
-    decides the kind the same way, TableRewrite.forTable). Implementations: _plain_table.sql,
+    Listing, reading listed files, committing and recovering are one family of the jar's functions
+    for every kind (table_data_files, table_file_rows, table_rewrite_commit, table_rewrite_recover,
+    table_committed_rows: the jar decides the kind the same way, TableRewrite.forTable). Implementations: _plain_table.sql,
     _format_table.sql (what Delta and Iceberg share), _delta_table.sql, _iceberg_table.sql. -#}
 
 {#- The kind of a table by its provider (DESCRIBE's, or a model's file_format); none for any other. -#}
@@ -45,13 +45,14 @@
 {% endmacro %}
 
 
-{#- The rows of the listed data files of `relation`, as of `version` (none: as it is now): what a
-    recluster reads to rewrite them. -#}
-{% macro _rows_of_files_sql(relation, kind, column_names, version, paths) %}
-    {%- set literals = [] -%}
-    {%- for path in paths -%}{%- do literals.append(spark_clustering._sql_literal(path, 'recluster')) -%}{%- endfor -%}
-    {{ return('select * from ' ~ relation ~ (' version as of ' ~ version if version is not none else '')
-              ~ ' where ' ~ kind.file_column(column_names) ~ ' in (' ~ literals | join(', ') ~ ')') }}
+{#- Make the session's temporary view `view` the rows of the listed data files of `relation`, as of
+    `version` (none: as it is now): what a recluster reads to rewrite them. The jar reads them the
+    kind's own way (table_file_rows: Delta's and Iceberg's reads of a list of files, the file
+    metadata column's filter on a plain table), so no other file of the table is opened; a filter
+    on Delta's `_metadata.file_path` or Iceberg's `_file` would open every file. -#}
+{% macro _rows_of_files_view(relation, settings, version, paths, view) %}
+    {%- do spark_clustering._call_extension('table_file_rows', {'table': settings.table_name,
+            'version': version if version is not none else '', 'files': paths, 'view': view}) -%}
 {% endmacro %}
 
 

@@ -10,6 +10,7 @@ import org.apache.spark.sql.sparkclustering.commit.RewriteRequest
 import org.apache.spark.sql.sparkclustering.commit.SwapStagingTable
 import org.apache.spark.sql.sparkclustering.commit.TableCommittedRows
 import org.apache.spark.sql.sparkclustering.commit.TableDataFiles
+import org.apache.spark.sql.sparkclustering.commit.TableFileRows
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseAcquire
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseCheck
 import org.apache.spark.sql.sparkclustering.commit.TableLeaseTryAcquire
@@ -108,6 +109,12 @@ private[sparkclustering] object SparkClusteringTableFunctions {
       "(table) - the data files of a table of any kind (plain parquet/orc, Delta, Iceberg): path, size, " +
         "modification time, version, log statistics, row deletes, whether its last build wrote it") { a =>
       TableDataFiles(a.string(0, "table"))
+    },
+    function("table_file_rows", 4, "table_file_rows('db.table', version, array(path, ...), 'view')",
+      "(table, version, files, view) - make the session's temporary view `view` the rows of exactly the listed " +
+        "data files of a table of any kind at `version` ('' for now), read without opening any other file of " +
+        "the table (what recluster() rewrites)") { a =>
+      TableFileRows(a.string(0, "table"), a.optionalLong(1, "version"), a.strings(2, "files"), a.string(3, "view"))
     },
     function("table_file_stats", 2, "table_file_stats('db.table', array('a', 'b'))",
       "(table, columns) - file_stats of a plain parquet/orc table: per data file its rows and per column " +

@@ -3,7 +3,7 @@ package commit
 
 import org.apache.hadoop.fs.Path
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.sparkclustering.tables.DataFiles
 import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 
@@ -27,6 +27,16 @@ private[commit] object PlainTableRewrite extends TableRewrite {
       .map(f => TableDataFile(f.filePath, f.size, f.modificationTime)))
 
   override def state(spark: SparkSession, tableName: String): TableState = TableState.plain(spark, tableName)
+
+  /** Filtered on the file metadata column (by its own name, whatever the table's columns are): Spark
+   *  lists only the files whose path the filter keeps, so no other file is opened. A plain table has
+   *  no versions: the files are read as they are (under the lease, they do not change). Not listed
+   *  again here: a path gone since the listing reads no rows, and the commit, which checks every
+   *  replaced file as it was read, aborts. */
+  override def rowsOfFiles(spark: SparkSession, tableName: String, version: Option[Long], paths: Seq[String]): DataFrame = {
+    val rows = spark.table(CatalogTables.table(spark, tableName).identifier.quotedString)
+    rows.where(rows.metadataColumn("_metadata").getField("file_path").isin(paths: _*))
+  }
 
   /** A plain table has no versions, nor counts of its own. */
   override def committedRows(spark: SparkSession, tableName: String, version: Long): Option[Long] = None

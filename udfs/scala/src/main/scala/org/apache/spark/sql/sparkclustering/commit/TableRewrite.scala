@@ -1,7 +1,7 @@
 package org.apache.spark.sql.sparkclustering
 package commit
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.sparkclustering.commit.formats.FormatTableRewrite
 import org.apache.spark.sql.sparkclustering.tables.CatalogTables
@@ -11,13 +11,22 @@ import org.apache.spark.sql.sparkclustering.tables.CatalogTables
  * (PlainTableRewrite: a journal of renames and deletes, since such a table has no log), Delta Lake
  * and Iceberg (FormatTableRewrite: the format's own rewrite transaction). The kind is decided once,
  * from the catalog (TableRewrite.forTable); the table functions table_data_files,
- * table_rewrite_commit, table_rewrite_recover and table_committed_rows (TableRewriteCommands) are
- * the same for every kind.
+ * table_file_rows, table_rewrite_commit, table_rewrite_recover and table_committed_rows
+ * (TableRewriteCommands) are the same for every kind.
  */
 private[commit] trait TableRewrite {
 
   /** The table's current data files, with the version they are of (None for a plain table). */
   def dataFiles(spark: SparkSession, tableName: String): TableFiles
+
+  /** The rows of the data files `paths` (as dataFiles lists them) at `version` (None: as the table is
+   *  now), read without opening any other data file of the table: a recluster's cost is the files
+   *  it rewrites, not the table. A path that is not a data file of that version is an error. */
+  def rowsOfFiles(spark: SparkSession, tableName: String, version: Option[Long], paths: Seq[String]): DataFrame
+
+  /** Let go of what rowsOfFiles keeps for its reads (Iceberg: the staged scan tasks); called once the
+   *  rewrite committed or was given up (commit, recover). */
+  def releaseRows(spark: SparkSession, tableName: String): Unit = ()
 
   /** The rows of the table at `version` by its own metadata, when that version replaced all of its
    *  data; None when unknown (always, for a plain table: there are no versions). */
@@ -103,6 +112,12 @@ private[commit] object RewriteOutcome {
 }
 
 private[commit] object TableRewrite {
+
+  /** A path that rowsOfFiles was asked for and that is no data file of the version read: the caller's
+   *  listing is stale (another writer changed the table), or the path is wrong. */
+  def notDataFiles(tableName: String, version: String, missing: Seq[String]): RuntimeException =
+    SparkClusteringErrors.invalidArgument("table_file_rows", s"${missing.size} file(s) are not data files of " +
+      s"$tableName$version, e.g. ${missing.head}; list them again with table_data_files")
 
   /** The rewrite of the table's kind (TableKind.of its catalog entry). */
   def forTable(spark: SparkSession, tableName: String): TableRewrite = {

@@ -30,6 +30,29 @@ private[sparkclustering] case class TableDataFiles(tableName: String) extends Le
   }
 }
 
+/** `select * from table_file_rows('db.t', version, array(path, ...), 'view')`: the temporary view
+ *  `view` of the session holds the rows of exactly those data files of the table (paths as
+ *  table_data_files lists them) at `version` ('' as the table is now; a plain table has no
+ *  versions), read by the table's kind without opening any other file (TableRewrite.rowsOfFiles);
+ *  one row (view_name, files). The view keeps its plan: every query on it reads the same files. */
+private[sparkclustering] case class TableFileRows(tableName: String, version: Option[Long], paths: Seq[String],
+    viewName: String) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("view_name", StringType, nullable = false)(),
+    AttributeReference("files", LongType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    if (!viewName.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+      throw SparkClusteringErrors.invalidArgument("table_file_rows", s"view '$viewName' must be a plain name " +
+        "([A-Za-z_][A-Za-z0-9_]*): it is a temporary view of the session")
+    }
+    if (paths.isEmpty) throw SparkClusteringErrors.invalidArgument("table_file_rows", "files must name one file or more")
+    TableRewrite.forTable(spark, tableName).rowsOfFiles(spark, tableName, version, paths.distinct)
+      .createOrReplaceTempView(viewName)
+    Seq(Row(viewName, paths.distinct.size.toLong))
+  }
+}
+
 /** `select * from table_committed_rows('db.t', version)`: one row, `row_count`, the rows the table
  *  holds at `version` by its format's own counts when that version replaced all of its data
  *  (TableRewrite.committedRows); null when they cannot be taken from the metadata (then count them

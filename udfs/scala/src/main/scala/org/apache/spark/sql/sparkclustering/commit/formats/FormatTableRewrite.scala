@@ -74,12 +74,14 @@ private[commit] trait FormatTableRewrite extends TableRewrite {
         request.replaced.map(_.path), request.clusterBy)
     } finally {
       dropStaging(spark, request.stagingTable, dir)
+      releaseRows(spark, request.tableName)
     }
   }
 
   /** What an interrupted run left: its staging table and staging metadata go (one row per staging
    *  directory). */
   override def recover(spark: SparkSession, tableName: String, stagingTable: String): Seq[(String, String)] = {
+    releaseRows(spark, tableName)
     val dirs = stagingDirs(spark, tableName)
     if (dirs.isEmpty) TableRewrite.dropStagingTable(spark, stagingTable)
     dirs.map { dir =>

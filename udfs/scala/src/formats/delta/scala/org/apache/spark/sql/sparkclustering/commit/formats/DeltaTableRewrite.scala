@@ -4,7 +4,7 @@ package formats
 
 import org.apache.hadoop.fs.Path
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.delta.{DeltaConcurrentModificationException, DeltaLog, DeltaOperations,
   NoMapping, Snapshot}
@@ -34,6 +34,19 @@ private[commit] object DeltaTableRewrite extends FormatTableRewrite {
     TableFiles(Some(snapshot.version), snapshot.allFiles.collect().toSeq.map(a =>
       TableDataFile(filePath(log, a), a.size, a.modificationTime, Option(a.stats), a.deletionVector != null,
         built.contains(a.path))))
+  }
+
+  /** Delta's own read of a list of files (what its OPTIMIZE reads a bin with): a scan of exactly
+   *  those AddFiles of the version, their deletion vectors applied; a filter on `_metadata.file_path`
+   *  would list and open every file of the table. */
+  override def rowsOfFiles(spark: SparkSession, tableName: String, version: Option[Long], paths: Seq[String]): DataFrame = {
+    val t = CatalogTables.table(spark, tableName)
+    val log = deltaLog(spark, t)
+    val snapshot = version.map(v => DeltaLogCalls.snapshotAt(log, v, t)).getOrElse(latest(log, t))
+    val byPath = snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
+    val missing = paths.filterNot(byPath.contains)
+    if (missing.nonEmpty) throw TableRewrite.notDataFiles(tableName, s" at version ${snapshot.version}", missing)
+    log.createDataFrame(snapshot, paths.map(byPath).toList, isStreaming = false)
   }
 
   /** Paths (as the log writes them) the commit of the table's last build added: its version is in

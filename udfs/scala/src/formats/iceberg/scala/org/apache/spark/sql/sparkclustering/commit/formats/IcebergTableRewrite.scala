@@ -7,9 +7,9 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.fs.Path
 import org.apache.iceberg.{DataFile, DataFiles, FileScanTask, Table}
 import org.apache.iceberg.exceptions.{CommitFailedException, ValidationException}
-import org.apache.iceberg.spark.Spark3Util
+import org.apache.iceberg.spark.{ScanTaskSetManager, Spark3Util, SparkTableCache}
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.connector.catalog.CatalogManager
 
 /** TableRewrite of an Iceberg table (see FormatTableRewrite): RewriteFiles validated from the snapshot read. */
@@ -51,6 +51,38 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
         })
     }
   }
+
+  /** Iceberg's own read of a list of files (what its rewrite_data_files reads a file group with):
+   *  the files' scan tasks of the snapshot, staged under a task set id, read by the table source as
+   *  that set, their delete files applied. A filter on `_file` would open every file of the table
+   *  (Iceberg prunes no file on it). The staged set lives in the driver until releaseRows; a table
+   *  keeps one at most (the lease lets one recluster at a time read it), so a run that stopped
+   *  before its commit leaves one set until the next. */
+  override def rowsOfFiles(spark: SparkSession, tableName: String, version: Option[Long], paths: Seq[String]): DataFrame = {
+    val table = load(spark, tableName)
+    val snapshotId = version.orElse(Option(table.currentSnapshot()).map(_.snapshotId())).getOrElse(
+      throw TableRewrite.notDataFiles(tableName, " (it has no snapshot)", paths))
+    val planned = table.newScan().useSnapshot(snapshotId).planFiles()
+    val byPath = try planned.asScala.map(t => t.file().location() -> t).toMap finally planned.close()
+    val missing = paths.filterNot(byPath.contains)
+    if (missing.nonEmpty) throw TableRewrite.notDataFiles(tableName, s" at snapshot $snapshotId", missing)
+    releaseRows(table)
+    val setId = s"$RowsSetPrefix${java.util.UUID.randomUUID()}"
+    SparkTableCache.get().add(setId, table)
+    ScanTaskSetManager.get().stageTasks(table, setId, paths.map(byPath).asJava)
+    // the option is how Iceberg 1.11 and the Spark 3.5 runtime find the set; 1.12 on Spark 4.1 by the id alone
+    spark.read.format("iceberg").option("scan-task-set-id", setId).load(setId)
+  }
+
+  override def releaseRows(spark: SparkSession, tableName: String): Unit = releaseRows(load(spark, tableName))
+
+  private def releaseRows(table: Table): Unit =
+    ScanTaskSetManager.get().fetchSetIds(table).asScala.filter(_.startsWith(RowsSetPrefix)).foreach { id =>
+      ScanTaskSetManager.get().removeTasks(table, id)
+      SparkTableCache.get().remove(id)
+    }
+
+  private val RowsSetPrefix = "spark_clustering_rows_"
 
   /** A snapshot summary's counts of files it added or removed (a key is absent when its count is 0). */
   private val FileChanges = Seq("added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files")
