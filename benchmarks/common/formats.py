@@ -96,12 +96,12 @@ def bisect_iceberg_target(spark, table: str, statements, target: int, files: int
     return best[0], seconds, attempts
 
 
-def format_session(fmt: str, app_name: str, files: int):
+def format_session(fmt: str, app_name: str, files: int, extra_conf: dict | None = None):
     """A session of the format (parquet: the plain session) for a benchmark: its own warehouse, `files` shuffle partitions, no AQE
-    (so a repartition hint gives exactly that many files)."""
+    (so a repartition hint gives exactly that many files), + `extra_conf`."""
     spark = get_spark(WORK / f"{app_name}_{fmt}", app_name=app_name, table_format="hive" if fmt == "parquet" else fmt,
                       extra_conf={"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": str(files),
-                                  "spark.sql.adaptive.enabled": "false"})
+                                  "spark.sql.adaptive.enabled": "false", **(extra_conf or {})})
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
