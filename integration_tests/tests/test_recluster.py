@@ -664,6 +664,11 @@ def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt,
     files = data_files(spark, table)
     # 32000 rows at 1000 per file: 32 ranges; a write may split a range in two (seen in CI: 32 one run, 64 another)
     assert len(files) >= 32 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
+    # the rows it rewrote were checksummed in the pass that sampled them (_sample_and_count), not by
+    # a pass of their own: the statements on its source view that hash rows are that pass only
+    source = f"{alias}__sc_recluster_source"
+    hashing = [q for q in full["statements"] if f"from {source}" in q and "xxhash64(" in q]
+    assert len(hashing) == 1 and f"{source}_sample_pass" in hashing[0], hashing
     noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=1000)
     print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
           f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")

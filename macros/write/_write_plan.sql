@@ -39,7 +39,8 @@
             {%- set planned = spark_clustering._presample_rows(cfg, ranges, cfg.num_files or spark_clustering._files_for_target(previous, cfg, bytes_per_row)) -%}
             {#- only well below all the rows: a table that grew 100x since caches ~100x its sample -#}
             {%- if 1.25 * planned <= 0.5 * previous -%}
-                {%- set sample_pass = spark_clustering._sample_and_count(source_view, cluster_names, 1.25 * planned / previous) -%}
+                {%- set sample_pass = spark_clustering._sample_and_count(source_view, cluster_names, 1.25 * planned / previous,
+                        check_columns=column_names if cfg.validate == 'checksum' else none) -%}
                 {%- set row_count = sample_pass.row_count -%}
             {%- endif -%}
         {%- endif -%}
@@ -72,6 +73,15 @@
         {%- set boundary_rows = cfg.sample_rows_per_range * (ranges.values() | max) -%}
         {%- set sample_rows = spark_clustering._presample_rows(cfg, ranges, num_files) if presample else boundary_rows -%}
         {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
+        {#- a checksum the counting pass took already covers every row, whichever sample is used -#}
+        {%- set pass_check = sample_pass.check if (sample_pass is not none and sample_pass.check is defined) else none -%}
+        {%- if presample and sample_pass is none and cfg.validate == 'checksum' -%}
+            {#- the sample and the checksum of the rows read in one pass (the checksum reads every
+                column either way), where a pass for the sample and one for the checksum read the
+                source twice -#}
+            {%- set sample_pass = spark_clustering._sample_and_count(source_view, cluster_names, fraction, check_columns=column_names) -%}
+            {%- set pass_check = sample_pass.check -%}
+        {%- endif -%}
         {%- if presample and sample_pass is not none and sample_pass.sampled >= 0.5 * sample_rows -%}
             {#- the pass sampled enough (the table did not shrink to under half); more than twice
                 enough (it grew) is thinned to ~1.25x, which the file cuts sort on one task -#}
@@ -86,7 +96,8 @@
             {#- the quantiles need only their ~20 rows per range of the sample the file cuts need -#}
             {%- set boundaries = spark_clustering.range_boundaries(sample.name, cluster_cols, cluster_names, ranges,
                                                                    [1.0, boundary_rows / ([sample.rows, 1] | max)] | min, checksum=false) -%}
-            {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
+            {%- set source_check = pass_check if pass_check is not none
+                                   else spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
         {%- else -%}
             {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
                                                                    checksum=(cfg.validate == 'checksum')) -%}
@@ -176,17 +187,30 @@
 {#- The same sample and the source's row count from one pass: each task of the source's last stage
     counts its rows and lists its sampled ones (one group per task, so the aggregation is a count
     and an append). The cache is lazy: the query that reads the two totals fills it in the same job.
-    Returns {row_count, sampled, pass (the cached view), sample (the name _sampled_rows gives its
-    rows), drop}. -#}
-{% macro _sample_and_count(source_view, cluster_names, fraction, seed=42) %}
+    With `check_columns`, the pass also takes the checksum of every row over those columns (what
+    row_checksum computes: sums and xors of per-task sums and xors are the same), so a write that
+    validates by checksum needs no pass of its own over the source for it. Returns {row_count,
+    sampled, pass (the cached view), sample (the name _sampled_rows gives its rows), drop, and with
+    check_columns check: {row_count, hash_sum, hash_xor}}. -#}
+{% macro _sample_and_count(source_view, cluster_names, fraction, seed=42, check_columns=none) %}
     {%- set pass = source_view ~ '_sample_pass' -%}
     {%- set columns = spark_clustering._quoted_columns(cluster_names) -%}
+    {%- set all_columns = spark_clustering._quoted_columns(check_columns) if check_columns else none -%}
     {%- do run_query('cache lazy table ' ~ pass ~ ' as select count(*) as __sc_rows, collect_list(struct(' ~ columns
-                     ~ ')) filter (where __sc_u < ' ~ fraction ~ ') as __sc_sampled from (select ' ~ columns ~ ', rand(' ~ seed
-                     ~ ') as __sc_u, spark_partition_id() as __sc_task from ' ~ source_view ~ ') group by __sc_task') -%}
-    {%- set row = run_query('select coalesce(sum(__sc_rows), 0), coalesce(sum(size(__sc_sampled)), 0) from ' ~ pass).rows[0] -%}
-    {{ return({'row_count': row[0] | int, 'sampled': row[1] | int, 'pass': pass, 'sample': source_view ~ '_sample',
-               'drop': [pass]}) }}
+                     ~ ')) filter (where __sc_u < ' ~ fraction ~ ') as __sc_sampled'
+                     ~ (', sum(__sc_h) as __sc_hash_sum, bit_xor(__sc_x) as __sc_hash_xor' if check_columns else '')
+                     ~ ' from (select ' ~ columns ~ ', rand(' ~ seed ~ ') as __sc_u, spark_partition_id() as __sc_task'
+                     ~ ((', cast(hash(' ~ all_columns ~ ') as bigint) as __sc_h, xxhash64(' ~ all_columns ~ ') as __sc_x') if check_columns else '')
+                     ~ ' from ' ~ source_view ~ ') group by __sc_task') -%}
+    {%- set row = run_query('select coalesce(sum(__sc_rows), 0), coalesce(sum(size(__sc_sampled)), 0)'
+                            ~ (', coalesce(sum(__sc_hash_sum), 0), coalesce(bit_xor(__sc_hash_xor), 0)' if check_columns else '')
+                            ~ ' from ' ~ pass).rows[0] -%}
+    {%- set result = {'row_count': row[0] | int, 'sampled': row[1] | int, 'pass': pass, 'sample': source_view ~ '_sample',
+                      'drop': [pass]} -%}
+    {%- if check_columns -%}
+        {%- do result.update({'check': {'row_count': row[0] | int, 'hash_sum': row[2] | int, 'hash_xor': row[3] | int}}) -%}
+    {%- endif -%}
+    {{ return(result) }}
 {% endmacro %}
 
 
