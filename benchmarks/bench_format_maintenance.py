@@ -147,6 +147,25 @@ def store_bytes_read(spark) -> int:
     return total
 
 
+class StatementReads:
+    """A dbt event callback (--statement-reads): the bytes read from the store between one SQL
+    statement's start and the next's, so a recluster's reads are told apart by statement."""
+
+    def __init__(self, spark) -> None:
+        self.spark, self.marks = spark, []  # (statement, store bytes read when it started)
+
+    def __call__(self, event) -> None:
+        if event.info.name == "SQLQuery":
+            self.marks.append((" ".join(event.data.sql.split()).split("*/", 1)[-1], store_bytes_read(self.spark)))
+
+    def report(self, layout: str) -> None:
+        ends = [b for _, b in self.marks[1:]] + [store_bytes_read(self.spark)]
+        read = sorted(((end - start, sql) for (sql, start), end in zip(self.marks, ends)), reverse=True)
+        print(f"  {layout}: bytes read per statement, the largest of {len(read)}:")
+        for n, sql in read[:8]:
+            print(f"    {n:>12,}  {sql[:160]}")
+
+
 def totals_of(layouts: dict) -> dict[str, dict]:
     """Each layout's figures summed over its steps (files and bytes at the end: after the last)."""
     return {name: {"bytes_rewritten": sum(s["bytes_rewritten"] for s in layout["steps"]),
@@ -245,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth", type=float, default=0.1)
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--statement-reads", action="store_true",
+                        help="print the bytes each statement of the package's recluster runs read from the store")
     parser.add_argument("--recluster", type=json.loads, default=None,
                         help="the model's recluster config (the gate), JSON, e.g. '{\"max_average_depth\": 2}'; "
                              "default: the package's defaults")
@@ -357,9 +378,12 @@ def main(argv: list[str] | None = None) -> int:
         if layout.get("never"):
             pass
         elif layout.get("package"):
+            reads = StatementReads(spark) if args.statement_reads else None
             outcome = run_operation_json("spark_clustering.recluster", {"relation": layout["table"]},
                                          prefix="recluster", schema=schema, vars=layout["vars"], project_dir=PROJECT,
-                                         env=dbt_env("formats"))
+                                         env=dbt_env("formats"), callbacks=[reads] if reads else None)
+            if reads:
+                reads.report(name)
         else:
             for statement in layout["maintain"](layout["table"]):
                 spark.sql(statement).collect()
