@@ -31,7 +31,7 @@
         {#- the commit replaces a file only while it is exactly what was read -#}
         {%- do replaced.append(file.size ~ ':' ~ file.mtime ~ ':' ~ file.path) -%}
     {%- endfor -%}
-    {%- do spark_clustering._rows_of_files_view(relation, settings, state.table_version,
+    {%- do spark_clustering._rows_of_files_view(settings, state.table_version,
             selection.files | map(attribute='path') | list, source_view) -%}
     {%- set plan = spark_clustering._recluster_rewrite_plan(relation, state, selection, settings, source_view) -%}
     {%- set staging_dir = kind.staging_dir(settings.detail.location, selection.level, run_id) -%}

@@ -45,12 +45,12 @@
 {% endmacro %}
 
 
-{#- Make the session's temporary view `view` the rows of the listed data files of `relation`, as of
+{#- Make the session's temporary view `view` the rows of the listed data files of the table, as of
     `version` (none: as it is now): what a recluster reads to rewrite them. The jar reads them the
     kind's own way (table_file_rows: Delta's and Iceberg's reads of a list of files, the file
     metadata column's filter on a plain table), so no other file of the table is opened; a filter
     on Delta's `_metadata.file_path` or Iceberg's `_file` would open every file. -#}
-{% macro _rows_of_files_view(relation, settings, version, paths, view) %}
+{% macro _rows_of_files_view(settings, version, paths, view) %}
     {%- do spark_clustering._call_extension('table_file_rows', {'table': settings.table_name,
             'version': version if version is not none else '', 'files': paths, 'view': view}) -%}
 {% endmacro %}

@@ -46,10 +46,10 @@ private[sparkclustering] case class TableFileRows(tableName: String, version: Op
       throw SparkClusteringErrors.invalidArgument("table_file_rows", s"view '$viewName' must be a plain name " +
         "([A-Za-z_][A-Za-z0-9_]*): it is a temporary view of the session")
     }
-    if (paths.isEmpty) throw SparkClusteringErrors.invalidArgument("table_file_rows", "files must name one file or more")
-    TableRewrite.forTable(spark, tableName).rowsOfFiles(spark, tableName, version, paths.distinct)
-      .createOrReplaceTempView(viewName)
-    Seq(Row(viewName, paths.distinct.size.toLong))
+    val files = paths.distinct
+    if (files.isEmpty) throw SparkClusteringErrors.invalidArgument("table_file_rows", "files must name one file or more")
+    TableRewrite.forTable(spark, tableName).rowsOfFiles(spark, tableName, version, files).createOrReplaceTempView(viewName)
+    Seq(Row(viewName, files.size.toLong))
   }
 }
 

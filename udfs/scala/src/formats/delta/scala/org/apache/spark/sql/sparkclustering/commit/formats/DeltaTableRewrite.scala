@@ -24,6 +24,10 @@ private[commit] object DeltaTableRewrite extends FormatTableRewrite {
   private def filePath(log: DeltaLog, add: AddFile): String =
     DataFile(add.absolutePath(log), add.size, add.modificationTime).filePath
 
+  /** The snapshot's files by the path `_metadata.file_path` reports. */
+  private def filesByPath(log: DeltaLog, snapshot: Snapshot): Map[String, AddFile] =
+    snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
+
   override val kind: TableKind = TableKind.Delta
 
   override def dataFiles(spark: SparkSession, tableName: String): TableFiles = {
@@ -43,7 +47,7 @@ private[commit] object DeltaTableRewrite extends FormatTableRewrite {
     val t = CatalogTables.table(spark, tableName)
     val log = deltaLog(spark, t)
     val snapshot = version.map(v => DeltaLogCalls.snapshotAt(log, v, t)).getOrElse(latest(log, t))
-    val byPath = snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
+    val byPath = filesByPath(log, snapshot)
     val missing = paths.filterNot(byPath.contains)
     if (missing.nonEmpty) throw TableRewrite.notDataFiles(tableName, s" at version ${snapshot.version}", missing)
     log.createDataFrame(snapshot, paths.map(byPath).toList, isStreaming = false)
@@ -125,9 +129,8 @@ private[commit] object DeltaTableRewrite extends FormatTableRewrite {
 
     // The replaced files must be as they were read: the same AddFile (path, deletion vector) at the
     // version the rows were read from and now; later changes are the transaction's conflicts.
-    val read = DeltaLogCalls.snapshotAt(log, readVersion, t).allFiles.collect()
-      .map(a => filePath(log, a) -> a).toMap
-    val current = snapshot.allFiles.collect().map(a => filePath(log, a) -> a).toMap
+    val read = filesByPath(log, DeltaLogCalls.snapshotAt(log, readVersion, t))
+    val current = filesByPath(log, snapshot)
     val changed = replaced.filterNot(p => read.get(p).exists(r => current.get(p).exists(c =>
       c.deletionVector == r.deletionVector && c.size == r.size)))
     if (changed.nonEmpty) {

@@ -25,9 +25,11 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
     table
   }
 
-  private def tasks(table: Table, snapshotId: Long): Seq[FileScanTask] = {
-    // with the files' column statistics (a scan drops them by default): they go into the new manifests
-    val planned = table.newScan().useSnapshot(snapshotId).includeColumnStats().planFiles()
+  /** The snapshot's scan tasks; `columnStats` keeps the files' column statistics (a scan drops them
+   *  by default), which a commit puts into the new manifests. */
+  private def tasks(table: Table, snapshotId: Long, columnStats: Boolean = true): Seq[FileScanTask] = {
+    val scan = table.newScan().useSnapshot(snapshotId)
+    val planned = (if (columnStats) scan.includeColumnStats() else scan).planFiles()
     try planned.asScala.toSeq finally planned.close()
   }
 
@@ -56,33 +58,34 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
    *  the files' scan tasks of the snapshot, staged under a task set id, read by the table source as
    *  that set, their delete files applied. A filter on `_file` would open every file of the table
    *  (Iceberg prunes no file on it). The staged set lives in the driver until releaseRows; a table
-   *  keeps one at most (the lease lets one recluster at a time read it), so a run that stopped
+   *  name keeps one at most (the lease lets one recluster at a time read it), so a run that stopped
    *  before its commit leaves one set until the next. */
   override def rowsOfFiles(spark: SparkSession, tableName: String, version: Option[Long], paths: Seq[String]): DataFrame = {
     val table = load(spark, tableName)
     val snapshotId = version.orElse(Option(table.currentSnapshot()).map(_.snapshotId())).getOrElse(
       throw TableRewrite.notDataFiles(tableName, " (it has no snapshot)", paths))
-    val planned = table.newScan().useSnapshot(snapshotId).planFiles()
-    val byPath = try planned.asScala.map(t => t.file().location() -> t).toMap finally planned.close()
+    val byPath = tasks(table, snapshotId, columnStats = false).map(t => t.file().location() -> t).toMap
     val missing = paths.filterNot(byPath.contains)
     if (missing.nonEmpty) throw TableRewrite.notDataFiles(tableName, s" at snapshot $snapshotId", missing)
-    releaseRows(table)
-    val setId = s"$RowsSetPrefix${java.util.UUID.randomUUID()}"
+    releaseRows(spark, tableName)
+    val setId = s"spark_clustering_rows_${java.util.UUID.randomUUID()}"
     SparkTableCache.get().add(setId, table)
     ScanTaskSetManager.get().stageTasks(table, setId, paths.map(byPath).asJava)
+    StagedRows.put(tableName, (table, setId))
     // the option is how Iceberg 1.11 and the Spark 3.5 runtime find the set; 1.12 on Spark 4.1 by the id alone
     spark.read.format("iceberg").option("scan-task-set-id", setId).load(setId)
   }
 
-  override def releaseRows(spark: SparkSession, tableName: String): Unit = releaseRows(load(spark, tableName))
-
-  private def releaseRows(table: Table): Unit =
-    ScanTaskSetManager.get().fetchSetIds(table).asScala.filter(_.startsWith(RowsSetPrefix)).foreach { id =>
-      ScanTaskSetManager.get().removeTasks(table, id)
-      SparkTableCache.get().remove(id)
+  /** By the set recorded when it was staged: no table load, so a commit or recovery of a table that
+   *  staged nothing costs nothing here. */
+  override def releaseRows(spark: SparkSession, tableName: String): Unit =
+    Option(StagedRows.remove(tableName)).foreach { case (table, setId) =>
+      ScanTaskSetManager.get().removeTasks(table, setId)
+      SparkTableCache.get().remove(setId)
     }
 
-  private val RowsSetPrefix = "spark_clustering_rows_"
+  /** Table name (as the functions are given it) -> the table and id of its staged set. */
+  private val StagedRows = new java.util.concurrent.ConcurrentHashMap[String, (Table, String)]()
 
   /** A snapshot summary's counts of files it added or removed (a key is absent when its count is 0). */
   private val FileChanges = Seq("added-data-files", "deleted-data-files", "added-delete-files", "removed-delete-files")
