@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.parquet.format.{Statistics => ParquetStatistics}
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, Dataset, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.{Expression, NullIntolerant}
@@ -24,6 +24,9 @@ private[sparkclustering] object SparkLine {
   type ClassicSession = org.apache.spark.sql.SparkSession
 
   def classic(spark: SparkSession): ClassicSession = spark
+
+  /** The rows of a logical plan the package built itself. */
+  def dataFrame(spark: SparkSession, plan: LogicalPlan): DataFrame = Dataset.ofRows(spark, plan)
 
   /** Drops cached data of `ident` without resolving the table (no listing of its files). */
   def uncache(session: ClassicSession, ident: TableIdentifier): Unit =

@@ -4,7 +4,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.parquet.format.{Statistics => ParquetStatistics}
 
 import org.apache.spark.SparkRuntimeException
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.expressions.Expression
@@ -24,6 +24,10 @@ private[sparkclustering] object SparkLine {
   type ClassicSession = org.apache.spark.sql.classic.SparkSession
 
   def classic(spark: SparkSession): ClassicSession = spark.asInstanceOf[ClassicSession]
+
+  /** The rows of a logical plan the package built itself. */
+  def dataFrame(spark: SparkSession, plan: LogicalPlan): DataFrame =
+    org.apache.spark.sql.classic.Dataset.ofRows(classic(spark), plan)
 
   /** Drops cached data of `ident` without resolving the table (no listing of its files). */
   def uncache(session: ClassicSession, ident: TableIdentifier): Unit = CommandUtils.uncacheTableOrView(session, ident)

@@ -10,7 +10,11 @@ import org.apache.iceberg.exceptions.{CommitFailedException, ValidationException
 import org.apache.iceberg.spark.{ScanTaskSetManager, Spark3Util, SparkTableCache}
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.connector.catalog.CatalogManager
+import org.apache.spark.sql.connector.catalog.{CatalogManager, SupportsRead, TableCapability}
+import org.apache.spark.sql.connector.read.ScanBuilder
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 /** TableRewrite of an Iceberg table (see FormatTableRewrite): RewriteFiles validated from the snapshot read. */
 private[commit] object IcebergTableRewrite extends FormatTableRewrite {
@@ -30,7 +34,7 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
   private def tasks(table: Table, snapshotId: Long, columnStats: Boolean = true): Seq[FileScanTask] = {
     val scan = table.newScan().useSnapshot(snapshotId)
     val planned = (if (columnStats) scan.includeColumnStats() else scan).planFiles()
-    try planned.asScala.toSeq finally planned.close()
+    try planned.asScala.toList finally planned.close() // strict: a Scala 2.12 Seq would be read after the close
   }
 
   override val kind: TableKind = TableKind.Iceberg
@@ -73,7 +77,14 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
     ScanTaskSetManager.get().stageTasks(table, setId, paths.map(byPath).asJava)
     StagedRows.put(tableName, (table, setId))
     // the option is how Iceberg 1.11 and the Spark 3.5 runtime find the set; 1.12 on Spark 4.1 by the id alone
-    spark.read.format("iceberg").option("scan-task-set-id", setId).load(setId)
+    val read = spark.read.format("iceberg").option("scan-task-set-id", setId).load(setId)
+    // The same read, its table equal by the set's id and named by no catalog: Iceberg 1.12's staged
+    // table has no equals and Spark 4.1 loads it again for each query of a view, so a query cached
+    // over the view (the sampling pass) would never be used by the next (the quantiles, the cuts).
+    val relation = read.queryExecution.analyzed.collectFirst { case r: DataSourceV2Relation => r }.getOrElse(
+      throw new IllegalStateException(s"the staged read of $tableName is not a table scan"))
+    SparkLine.dataFrame(spark, relation.copy(table = new StagedRowsTable(relation.table.asInstanceOf[SupportsRead], setId),
+      catalog = None, identifier = None))
   }
 
   /** By the set recorded when it was staged: no table load, so a commit or recovery of a table that
@@ -175,4 +186,18 @@ private[commit] object IcebergTableRewrite extends FormatTableRewrite {
 
   override def stagingParent(spark: SparkSession, tableName: String): Path =
     new Path(load(spark, tableName).location(), "data")
+}
+
+/** A staged read of Iceberg (one task set), equal to another by the set's id (see rowsOfFiles). */
+private[formats] final class StagedRowsTable(staged: SupportsRead, val setId: String) extends SupportsRead {
+  override def name(): String = staged.name()
+  @annotation.nowarn("cat=deprecation")
+  override def schema(): StructType = staged.schema()
+  override def capabilities(): java.util.Set[TableCapability] = staged.capabilities()
+  override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = staged.newScanBuilder(options)
+  override def equals(other: Any): Boolean = other match {
+    case that: StagedRowsTable => that.setId == setId
+    case _ => false
+  }
+  override def hashCode(): Int = setId.hashCode
 }
