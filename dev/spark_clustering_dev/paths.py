@@ -35,7 +35,7 @@ JAR = BUILD / _jar_name(SPARK_LINE)
 # The Delta Lake and Iceberg jars scripts/setup copies from Maven Central (jars/pom.xml), S3A's in s3/
 # (jars/s3/pom.xml, scripts/setup --s3) and in compile/ what the extension compiles against, which
 # no session loads: the default Spark line's, which the tests and benchmarks run; the other lines'
-# smoke tests use none.
+# smoke tests load a format's release of their own (build/lines/<line>/jars) in a session of that format.
 FORMAT_JARS = BUILD / "jars"
 # Git-ignored scratch space for warehouses, metastores and server logs.
 WORK = BUILD / "work"

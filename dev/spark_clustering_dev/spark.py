@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from spark_clustering_dev.lines import default_line
+from spark_clustering_dev.lines import compile_jars, default_line
 from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, SPARK_LINE, WORK
 
 # The table formats a session is set up for: `hive` (plain parquet/orc tables only), `delta` or
@@ -88,10 +88,15 @@ def session_conf(work_dir: Path, with_jar: bool = True, table_format: str = "hiv
     }
     # Every session has the format jars on its classpath (a JVM's driver classpath is fixed when it
     # starts, and a test process may start a session of another format later).
-    jars = sorted(str(p) for p in FORMAT_JARS.glob("*.jar")) if SPARK_LINE == default_line() else []
+    # Another line's session loads its format's jars only for a table of that format (its smoke
+    # suite's plain session checks that a format without its jars is refused by name).
+    if SPARK_LINE == default_line():
+        jars = sorted(str(p) for p in FORMAT_JARS.glob("*.jar"))
+    else:
+        jars = [str(p) for p in compile_jars(SPARK_LINE) if table_format != "hive" and p.name.startswith(f"{table_format}-")]
     if not jars and (SPARK_LINE == default_line() or table_format != "hive"):
-        raise FileNotFoundError(f"no Delta / Iceberg jars for Spark {SPARK_LINE} in {FORMAT_JARS}: run scripts/setup "
-                                "(the tests of the other Spark lines run plain tables only)")
+        what = "Delta / Iceberg" if table_format == "hive" else table_format
+        raise FileNotFoundError(f"no {what} jars for Spark {SPARK_LINE}: run scripts/setup (--all-lines for the other lines)")
     extensions = []
     format_conf = table_format_conf(table_format)
     if with_jar:

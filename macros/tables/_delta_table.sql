@@ -34,13 +34,25 @@
 {% endmacro %}
 
 
+{#- Whether the session's Delta knows delta.dataSkippingStringPrefixLength: Delta 4 (Spark 4) does;
+    Delta 3 (the releases for Spark 3.5) refuses a table that sets it (DELTA_UNKNOWN_CONFIGURATION)
+    and keeps 32 characters of a string bound, which _delta_metadata_file_stats then takes. -#}
+{% macro _delta_knows_string_prefix_length() %}
+    {%- set version = run_query('select version()').rows[0][0] -%}
+    {{ return((version.split('.')[0] | int) >= 4) }}
+{% endmacro %}
+
+
 {#- Table properties under which Delta records exact (untruncated) min/max for the clustering
     columns, for this write and every later writer of the table: string bounds keep a prefix of
     delta.dataSkippingStringPrefixLength characters (default 32); statistics are kept for the first
     32 columns (delta.dataSkippingNumIndexedCols), so a wider table lists the clustering columns
     first in delta.dataSkippingStatsColumns. -#}
 {% macro _delta_exact_stats_properties(column_names, cluster_by) %}
-    {%- set properties = {'delta.dataSkippingStringPrefixLength': spark_clustering._format_string_bound_length()} -%}
+    {%- set properties = {} -%}
+    {%- if spark_clustering._delta_knows_string_prefix_length() -%}
+        {%- do properties.update({'delta.dataSkippingStringPrefixLength': spark_clustering._format_string_bound_length()}) -%}
+    {%- endif -%}
     {%- if column_names | length > 32 -%}
         {%- set lowered = cluster_by | map('lower') | list -%}
         {%- set others = [] -%}
