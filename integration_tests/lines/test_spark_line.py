@@ -232,38 +232,40 @@ def retag_provider(spark, table: str, provider: str) -> None:
 LINE_FORMATS = [f for f in ("delta", "iceberg") if f in lines.spec(SPARK_LINE)["formats"]]
 
 
-@pytest.mark.parametrize("table_format", LINE_FORMATS)
-def test_a_table_of_the_format_builds_and_reclusters_on_this_line(table_format, tmp_path):
-    """Where the line has a release of the format (spark_lines/lines.json), the jar's rewrite of it
-    runs for real: a child process (its own Spark of this line, with the format's jars of the line's
-    release) builds a clustered table of the format through dbt, appends four unclustered files and
-    reclusters: the format's file listing, table_file_rows' read of the chosen files, the format's
-    commit; the rows are exactly the build's and the append's. (On Spark 3.5 table_file_rows once
-    failed on Iceberg with 'Already closed', which no suite ran.)"""
-    from harness.recluster_child import run_child
+# a line without a release of either format (4.3) has no such test, rather than a skipped one
+if LINE_FORMATS:
+    @pytest.mark.parametrize("table_format", LINE_FORMATS)
+    def test_a_table_of_the_format_builds_and_reclusters_on_this_line(table_format, tmp_path):
+        """Where the line has a release of the format (spark_lines/lines.json), the jar's rewrite of it
+        runs for real: a child process (its own Spark of this line, with the format's jars of the line's
+        release) builds a clustered table of the format through dbt, appends four unclustered files and
+        reclusters: the format's file listing, table_file_rows' read of the chosen files, the format's
+        commit; the rows are exactly the build's and the append's. (On Spark 3.5 table_file_rows once
+        failed on Iceberg with 'Already closed', which no suite ran.)"""
+        from harness.recluster_child import run_child
 
-    rows, schema = 20_000, f"it_line_{table_format}"
-    table, expected_view = f"{schema}.reclustered", f"{schema}.expected"
-    case = {"case_source": f"{schema}.built", "case_alias": "reclustered", "case_format": table_format,
-            "case_file_rows": rows // 4, "case_cluster_by": ["a"]}
-    source = "select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a from range({}, {})"
-    code, out = run_child({"work": str(tmp_path / "work"), "schema": schema, "table_format": table_format, "steps": [
-        {"sql": f"create database if not exists {schema}"},
-        {"sql": f"create table {schema}.built using parquet as {source.format(0, rows)}"},
-        {"sql": f"create table {schema}.appended using parquet as {source.format(rows, rows + rows // 5)}"},
-        {"dbt": ["run", "--select", "cluster_case"], "vars": case},
-        {"sql": f"insert into {table} select /*+ repartition(4) */ id, a from {schema}.appended"},
-        {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table, "final": True})],
-         "vars": case},
-        {"sql": f"create or replace view {expected_view} as select * from {schema}.built union all "
-                f"select * from {schema}.appended"},
-        {"fingerprints": [table, expected_view]}]}, kill_at=None)
-    assert code == 0, out[-4000:]
-    outcome = json.loads([x for x in out.splitlines() if "recluster: {" in x][-1].split("recluster: ", 1)[1])
-    assert outcome["decision"] == "reclustered", outcome
-    replaced = sum(r["files_replaced"] for r in outcome["rounds"] if r["status"] == "committed")
-    assert replaced >= 4, outcome  # the appended files at least
-    [[got, want]] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines()
-                     if x.startswith("recluster_child_fingerprints: ")]
-    assert got == want and want[0] == rows + rows // 5, (got, want)
-    print(f"[line {SPARK_LINE}] {table_format}: reclustered, {replaced} files replaced, rows exact")
+        rows, schema = 20_000, f"it_line_{table_format}"
+        table, expected_view = f"{schema}.reclustered", f"{schema}.expected"
+        case = {"case_source": f"{schema}.built", "case_alias": "reclustered", "case_format": table_format,
+                "case_file_rows": rows // 4, "case_cluster_by": ["a"]}
+        source = "select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a from range({}, {})"
+        code, out = run_child({"work": str(tmp_path / "work"), "schema": schema, "table_format": table_format, "steps": [
+            {"sql": f"create database if not exists {schema}"},
+            {"sql": f"create table {schema}.built using parquet as {source.format(0, rows)}"},
+            {"sql": f"create table {schema}.appended using parquet as {source.format(rows, rows + rows // 5)}"},
+            {"dbt": ["run", "--select", "cluster_case"], "vars": case},
+            {"sql": f"insert into {table} select /*+ repartition(4) */ id, a from {schema}.appended"},
+            {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table, "final": True})],
+             "vars": case},
+            {"sql": f"create or replace view {expected_view} as select * from {schema}.built union all "
+                    f"select * from {schema}.appended"},
+            {"fingerprints": [table, expected_view]}]}, kill_at=None)
+        assert code == 0, out[-4000:]
+        outcome = json.loads([x for x in out.splitlines() if "recluster: {" in x][-1].split("recluster: ", 1)[1])
+        assert outcome["decision"] == "reclustered", outcome
+        replaced = sum(r["files_replaced"] for r in outcome["rounds"] if r["status"] == "committed")
+        assert replaced >= 4, outcome  # the appended files at least
+        [[got, want]] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines()
+                         if x.startswith("recluster_child_fingerprints: ")]
+        assert got == want and want[0] == rows + rows // 5, (got, want)
+        print(f"[line {SPARK_LINE}] {table_format}: reclustered, {replaced} files replaced, rows exact")
