@@ -32,10 +32,20 @@ TEST_JVM_ENV = "SPARK_CLUSTERING_TEST_JVM"
 
 
 def jvm_options(long_lived: bool = False) -> str:
-    """JVM options for a Spark JVM the tests start (none outside the tests)."""
+    """JVM options for a Spark JVM the tests start (none outside the tests): the compilers and the
+    collector above, and the class data archive of spark_clustering_dev.cds when it exists (its own
+    JVM writes it instead)."""
     if os.environ.get(TEST_JVM_ENV) != "1":
         return ""
-    return "-XX:+UseParallelGC" if long_lived else "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    from spark_clustering_dev.cds import archive_path
+
+    options = ["-XX:+UseParallelGC"] if long_lived else ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+    if os.environ.get("SPARK_CLUSTERING_CDS_DUMP"):
+        options.append(f"-XX:ArchiveClassesAtExit={os.environ['SPARK_CLUSTERING_CDS_DUMP']}")
+    elif archive_path().exists():
+        # a JVM of another class path or JDK maps nothing from it, silently
+        options += [f"-XX:SharedArchiveFile={archive_path()}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    return " ".join(options)
 
 
 def table_format_conf(table_format: str) -> dict[str, str]:
