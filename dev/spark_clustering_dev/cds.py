@@ -5,8 +5,9 @@ JVM the tests start). A JVM whose class path or JDK differs from the archive's i
 
     python -m spark_clustering_dev.cds      make it (scripts/test, beside the lint), unless it exists
 
-A small session of plain tables started and stopped here took 7.9-8.2 s with the archive and 12.7-13.3 s
-without (2026-11-28, the 2-core machine, another job beside it)."""
+A small session of plain tables, started and used in a new process, took 7.7-8.9 s with the archive
+make_archive makes and 12.4-15.9 s without (3 runs each, alternating; 2026-11-28, the 2-core machine,
+another job beside it)."""
 from __future__ import annotations
 
 import os

@@ -40,11 +40,12 @@ def jvm_options(long_lived: bool = False) -> str:
     from spark_clustering_dev.cds import archive_path
 
     options = ["-XX:+UseParallelGC"] if long_lived else ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
-    if os.environ.get("SPARK_CLUSTERING_CDS_DUMP"):
-        options.append(f"-XX:ArchiveClassesAtExit={os.environ['SPARK_CLUSTERING_CDS_DUMP']}")
-    elif archive_path().exists():
+    dump, archive = os.environ.get("SPARK_CLUSTERING_CDS_DUMP"), archive_path()
+    if dump:
+        options.append(f"-XX:ArchiveClassesAtExit={dump}")
+    elif archive.exists():
         # a JVM of another class path or JDK maps nothing from it, silently
-        options += [f"-XX:SharedArchiveFile={archive_path()}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+        options += [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
     return " ".join(options)
 
 

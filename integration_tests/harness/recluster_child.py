@@ -48,6 +48,21 @@ def pause_at(step: str) -> tuple[list[dict], dict, str]:
     return [{"sql": f"set spark.sparkclustering.test.pauseAt={step}"}], {}, step
 
 
+def source_tables(schema: str, tables: list[tuple[str, int, int]]) -> list[dict]:
+    """Plan entries that create `schema` and, per (name, start, end), a parquet table of ids start..end
+    with a column `a` spread over 0..99999 by their hash (the format tests' `cluster_case` source)."""
+    return [{"sql": f"create database if not exists {schema}"}] + [
+        {"sql": f"""create table {schema}.{name} using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
+                    from range({lo}, {hi})"""} for name, lo, hi in tables]
+
+
+def fingerprints_printed(output: str) -> list[list[int]]:
+    """What a child's `fingerprints` steps printed, in order."""
+    found = [line for line in output.splitlines() if line.startswith("recluster_child_fingerprints: ")]
+    assert found, output[-4000:]
+    return [json.loads(line.split(": ", 1)[1]) for line in found]
+
+
 def run_child(plan: dict, kill_at: str | None, env: dict | None = None, timeout: float = 300) -> tuple[int, str]:
     """The parent's side: run this module with `plan` in a process group of its own; with `kill_at`,
     SIGKILL the group (Python + its Spark JVM) once the child reports pausing there. (exit code, output)."""

@@ -242,17 +242,14 @@ if LINE_FORMATS:
         reclusters: the format's file listing, table_file_rows' read of the chosen files, the format's
         commit; the rows are exactly the build's and the append's. (On Spark 3.5 table_file_rows once
         failed on Iceberg with 'Already closed', which no suite ran.)"""
-        from harness.recluster_child import run_child
+        from harness.recluster_child import fingerprints_printed, run_child, source_tables
 
         rows, schema = 20_000, f"it_line_{table_format}"
         table, expected_view = f"{schema}.reclustered", f"{schema}.expected"
         case = {"case_source": f"{schema}.built", "case_alias": "reclustered", "case_format": table_format,
                 "case_file_rows": rows // 4, "case_cluster_by": ["a"]}
-        source = "select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a from range({}, {})"
         code, out = run_child({"work": str(tmp_path / "work"), "schema": schema, "table_format": table_format, "steps": [
-            {"sql": f"create database if not exists {schema}"},
-            {"sql": f"create table {schema}.built using parquet as {source.format(0, rows)}"},
-            {"sql": f"create table {schema}.appended using parquet as {source.format(rows, rows + rows // 5)}"},
+            *source_tables(schema, [("built", 0, rows), ("appended", rows, rows + rows // 5)]),
             {"dbt": ["run", "--select", "cluster_case"], "vars": case},
             {"sql": f"insert into {table} select /*+ repartition(4) */ id, a from {schema}.appended"},
             {"dbt": ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table, "final": True})],
@@ -265,7 +262,6 @@ if LINE_FORMATS:
         assert outcome["decision"] == "reclustered", outcome
         replaced = sum(r["files_replaced"] for r in outcome["rounds"] if r["status"] == "committed")
         assert replaced >= 4, outcome  # the appended files at least
-        [[got, want]] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines()
-                         if x.startswith("recluster_child_fingerprints: ")]
+        [[got, want]] = fingerprints_printed(out)
         assert got == want and want[0] == rows + rows // 5, (got, want)
         print(f"[line {SPARK_LINE}] {table_format}: reclustered, {replaced} files replaced, rows exact")

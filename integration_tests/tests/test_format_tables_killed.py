@@ -18,6 +18,7 @@ import time
 import pytest
 
 from harness.format_table_cases import ROWS
+from harness.recluster_child import fingerprints_printed, source_tables
 from spark_clustering_dev.paths import INTEGRATION_TESTS
 
 # the recluster round's table (the rebuild round's is `killed`, in the same schema)
@@ -59,20 +60,8 @@ def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0
     return out
 
 
-def _fingerprints(output: str) -> list[list[int]]:
-    found = [line for line in output.splitlines() if line.startswith("recluster_child_fingerprints: ")]
-    assert found, output[-4000:]
-    return [json.loads(line.split(": ", 1)[1]) for line in found]
-
-
 def _seed() -> int:
     return int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
-
-
-def _sources_sql(schema: str, names_and_starts: list[tuple[str, int, int]]) -> list[dict]:
-    return [{"sql": f"create database if not exists {schema}"}] + [
-        {"sql": f"""create table {schema}.{name} using parquet as select id, cast(abs(xxhash64(id, 1)) % 100000 as int) as a
-                    from range({lo}, {hi})"""} for name, lo, hi in names_and_starts]
 
 
 @pytest.fixture(scope="module", params=["delta", "iceberg"])
@@ -100,7 +89,7 @@ def rounds(table_format, tmp_path_factory) -> dict:
                          "case_num_files": 4, "case_cluster_by": ["a"]}}
 
     _child({**base, "steps": [
-        *_sources_sql(schema, [("uniform", 0, ROWS), ("shifted", 7 * ROWS, 8 * ROWS)]), {"say": "building"},
+        *source_tables(schema, [("uniform", 0, ROWS), ("shifted", 7 * ROWS, 8 * ROWS)]), {"say": "building"},
         run_model("uniform"), {"say": "rebuilding"}, run_model("shifted")]},
         kill_after_marker="rebuilding", fraction=rebuild_fraction)
     tables = [f"{schema}.killed", f"{schema}.uniform", f"{schema}.shifted"]
@@ -114,7 +103,7 @@ def rounds(table_format, tmp_path_factory) -> dict:
     case = {"case_source": f"{schema}.r_uniform", "case_alias": RECLUSTERED, "case_format": table_format,
             "case_file_rows": ROWS // 4, "case_cluster_by": ["a"]}
     recluster_steps = [
-        *_sources_sql(schema, [("r_uniform", 0, ROWS), ("r_more", ROWS, ROWS + ROWS // 5)]),
+        *source_tables(schema, [("r_uniform", 0, ROWS), ("r_more", ROWS, ROWS + ROWS // 5)]),
         {"say": "building"}, {"dbt": ["run", "--select", "cluster_case"], "vars": case},
         {"sql": f"insert into {table} select /*+ repartition(4) */ id, a from {schema}.r_more"},
         {"say": "reclustering"},
@@ -141,7 +130,7 @@ def test_a_rebuild_killed_at_a_random_moment_leaves_a_whole_version(table_format
     staging or log entry of the killed run stands in its way). One round per run (rounds), a new
     moment every run: SPARK_CLUSTERING_KILL_SEED repeats one."""
     seed, fraction, out = rounds["rebuild"]
-    (table, uniform, shifted), (after, _, shifted_again) = _fingerprints(out)
+    (table, uniform, shifted), (after, _, shifted_again) = fingerprints_printed(out)
     assert table in (uniform, shifted), \
         f"seed {seed}, killed {fraction:.2f} of a build in: {table} is neither {uniform} nor {shifted}"
     assert after == shifted == shifted_again
@@ -157,7 +146,7 @@ def test_a_recluster_killed_at_a_random_moment_leaves_the_rows_and_the_next_one_
     seed, fraction, killed, out = rounds["recluster"]
     schema = f"it_kill_{table_format}"
     last = [x for x in killed.splitlines() if "spark_clustering: recluster" in x][-1:]
-    (table, want), (after, want_again) = _fingerprints(out)
+    (table, want), (after, want_again) = fingerprints_printed(out)
     assert table == want and after == want_again == want, f"seed {seed}, fraction {fraction:.2f}: {out[-3000:]}"
     assert "recluster_child" in out
     root = next(p for p in rounds["work"].rglob(RECLUSTERED) if f"{schema}.db" in str(p))
