@@ -25,7 +25,7 @@ from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import JAR, SPARK_LINE
 from spark_clustering_dev.recluster_case import actual, expected, leftovers
-from spark_clustering_dev.spark import confs
+from spark_clustering_dev.spark import confs, jvm_options_env
 from spark_clustering_udfs import reference
 
 SEED = int(os.environ.get("SPARK_CLUSTERING_LINE_SEED", time.time_ns() % 100_000))
@@ -183,7 +183,8 @@ try:
 except Exception as e:
     print("ERROR " + str(e).replace(chr(10), " "))
 """
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, **jvm_options_env()})
     [line] = [x for x in proc.stdout.splitlines() if x.startswith(("ERROR", "STARTED"))]
     want = (f"{lines.jar_name(other)} is built for Spark {other} (Scala {lines.spec(other)['scala']}), but this is "
             f"Spark {spark_version()}")

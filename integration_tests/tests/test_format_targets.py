@@ -2,7 +2,9 @@
 shows (the block after its `format-targets` marker), copied as they are into a profiles.yml, build
 the example project in a process where dbt creates the Spark session itself from the target, in an
 empty working directory (Spark's default metastore and warehouse there: a fresh machine's first
-run). Nothing of the harness's session set-up is used; the jars are the ones scripts/setup built."""
+run). Nothing of the harness's session set-up is used; the jars are the ones scripts/setup built.
+Only the JVM's own flags are the tests' (jvm_options_env: C1, the serial collector and the class data
+archive, as for every short-lived JVM of the tests), outside the target."""
 from __future__ import annotations
 
 import json
@@ -17,6 +19,7 @@ import yaml
 from harness.format_target_child import EXAMPLE_VARS
 from spark_clustering_dev.dbt import install_packages
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
+from spark_clustering_dev.spark import jvm_options_env
 
 DOC = REPO / "docs" / "table_formats.md"
 PROFILE = "spark_clustering_integration_tests"  # the project's `profile`, which the docs' block stands for
@@ -40,7 +43,7 @@ def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_for
     work = tmp_path / "cwd"
     work.mkdir()
     env = {**os.environ, "SPARK_CLUSTERING_ROOT": str(REPO), "PYTHONUNBUFFERED": "1",
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **jvm_options_env(),
            "PYTHONPATH": os.pathsep.join([str(REPO / "dev"), str(INTEGRATION_TESTS), str(REPO / "udfs" / "python")])}
     done = subprocess.run([sys.executable, "-m", "harness.format_target_child", table_format, str(tmp_path),
                            str(tmp_path / "target")], cwd=work, env=env, capture_output=True, text=True, timeout=900)

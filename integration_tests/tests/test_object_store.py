@@ -19,7 +19,7 @@ from spark_clustering_dev.layout import file_ranges
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, actual, expected
 from spark_clustering_dev.s3 import ACCESS_KEY, NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, SECRET_KEY, delta, s3a_counters
-from spark_clustering_dev.spark import confs
+from spark_clustering_dev.spark import confs, jvm_options_env
 
 BUCKET = "it-object-store"
 LEASE_ROUNDS = 100  # per process: 200 rounds of two writers racing for one lease (~1 min)
@@ -302,7 +302,7 @@ def test_the_s3_target_builds_and_reclusters_in_a_bucket(spark, s3, tmp_path):
            "SPARK_CLUSTERING_S3_PATH_STYLE": "true", "SPARK_CLUSTERING_S3_SSL": "false",
            "SPARK_CLUSTERING_S3_METASTORE": str(tmp_path / "metastore"),
            "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-           "DBT_TARGET_PATH": str(tmp_path / "dbt_target")}
+           "DBT_TARGET_PATH": str(tmp_path / "dbt_target"), **jvm_options_env()}
     plan = {"schema": schema, "rows": 20000, "file_rows": 5000}
     proc = subprocess.run([sys.executable, "-m", "harness.s3_target_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
                           env=env, capture_output=True, text=True, timeout=900)
