@@ -14,7 +14,7 @@ import pytest
 
 from harness.stalling_fs import stalling_fs_jar
 from spark_clustering_dev.dbt import run_dbt
-from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
+from spark_clustering_dev.paths import BUILD, INTEGRATION_TESTS, WORK
 from spark_clustering_dev.spark import get_spark
 
 # The short-lived JVMs the tests start (child processes, a cluster's daemons and executors) compile
@@ -174,3 +174,28 @@ def pytest_terminal_summary(terminalreporter):
         modules = [(m, s) for (w, m), s in _module_seconds.items() if w == worker]
         total = sum(s for _, s in modules)
         terminalreporter.write_line(f"{worker} ({total:.0f} s): " + ", ".join(f"{m} {s:.0f}" for m, s in modules))
+
+
+
+# CPU per test, child processes included (spark_clustering_dev.test_cpu): with SPARK_CLUSTERING_TEST_CPU=1
+# each process that runs tests writes build/test-cpu-<worker>.tsv; scripts/test prints the costliest.
+_test_cpu = {"sampler": None}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    from spark_clustering_dev.test_cpu import ENV, TestCpu
+
+    if _test_cpu["sampler"] is None and os.environ.get(ENV) == "1":
+        _test_cpu["sampler"] = TestCpu(BUILD / f"test-cpu-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.tsv")
+    sampler = _test_cpu["sampler"]
+    if sampler is not None:
+        sampler.start(item.nodeid)
+    yield
+    if sampler is not None:
+        sampler.finish(item.nodeid)
+
+
+def pytest_sessionfinish(session):
+    if _test_cpu["sampler"] is not None:
+        _test_cpu["sampler"].write()
