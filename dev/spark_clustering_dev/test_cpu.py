@@ -45,28 +45,32 @@ class TestCpu:
         self.wall: dict[str, float] = {}
         self._last: dict[int, int] = {}
         self._known: set[int] = {os.getpid()}  # a process once seen stays ours after its parent dies
+        # the thread's samples and the test hooks' interleave: one at a time, or a process's CPU since
+        # its last sample counts twice
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _sample(self) -> None:
-        processes = _processes()
-        for pid, (parent, _) in sorted(processes.items()):
-            if parent in self._known:
-                self._known.add(pid)
-        used = 0
-        for pid in self._known & processes.keys():
-            ticks = processes[pid][1]
-            used += ticks - self._last.get(pid, 0)
-            self._last[pid] = ticks
-        self.cpu[self.test] = self.cpu.get(self.test, 0.0) + used / _TICK
+        with self._lock:
+            processes = _processes()
+            for pid, (parent, _) in sorted(processes.items()):
+                if parent in self._known:
+                    self._known.add(pid)
+            used = 0
+            for pid in self._known & processes.keys():
+                ticks = processes[pid][1]
+                used += ticks - self._last.get(pid, 0)
+                self._last[pid] = ticks
+            self.cpu[self.test] = self.cpu.get(self.test, 0.0) + used / _TICK
 
     def _run(self) -> None:
         while not self._stop.wait(1.0):
             self._sample()
 
     def start(self, test: str) -> None:
-        self._sample()
+        self._sample()  # what ran before counts to the test before
         self.test = test
         self.wall[test] = time.monotonic()
 

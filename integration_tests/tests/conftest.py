@@ -16,6 +16,7 @@ from harness.stalling_fs import stalling_fs_jar
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import BUILD, INTEGRATION_TESTS, WORK
 from spark_clustering_dev.spark import get_spark
+from spark_clustering_dev.test_cpu import ENV as TEST_CPU_ENV, TestCpu
 
 # The short-lived JVMs the tests start (child processes, a cluster's daemons and executors) compile
 # with C1 only (spark_clustering_dev.spark.TEST_JVM_ENV); child processes inherit it. The worker's
@@ -176,7 +177,6 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{worker} ({total:.0f} s): " + ", ".join(f"{m} {s:.0f}" for m, s in modules))
 
 
-
 # CPU per test, child processes included (spark_clustering_dev.test_cpu): with SPARK_CLUSTERING_TEST_CPU=1
 # each process that runs tests writes build/test-cpu-<worker>.tsv; scripts/test prints the costliest.
 _test_cpu = {"sampler": None}
@@ -184,9 +184,7 @@ _test_cpu = {"sampler": None}
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    from spark_clustering_dev.test_cpu import ENV, TestCpu
-
-    if _test_cpu["sampler"] is None and os.environ.get(ENV) == "1":
+    if _test_cpu["sampler"] is None and os.environ.get(TEST_CPU_ENV) == "1":
         _test_cpu["sampler"] = TestCpu(BUILD / f"test-cpu-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.tsv")
     sampler = _test_cpu["sampler"]
     if sampler is not None:
