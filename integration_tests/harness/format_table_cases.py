@@ -591,6 +591,54 @@ class FormatTableCases:
         meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
         assert not list(root.glob(meta)), list(root.glob(meta))
 
+    def test_an_append_right_after_a_rebuilds_commit_is_not_taken_for_the_rebuild(self, spark, dbt, sources, table_format):
+        """Another writer appends 10 rows between a rebuild's commit and its validation (the test hook
+        clustered_table.after_format_write: wait). The build validates the version its replace
+        committed, not the append's (which holds the batch too): it succeeds, the table holds the
+        build's rows and the batch, and the build's version is recorded as the build's. (Taking the
+        table's latest version for its own once failed such a build and put the table back to the
+        version before it: the build's rows and the other writer's batch both gone.)"""
+        import threading
+        import time
+
+        table, point = f"{sources}.raced_once", "clustered_table.after_format_write"
+        build(dbt, table_format, f"{sources}.shifted", "raced_once", num_files=2, cluster_by=["a"])
+        before = versions(spark, table_format, table)
+        spark.conf.set("spark.sparkclustering.test.reached", "")
+        spark.conf.set("spark.sparkclustering.test.release", "")
+        appended: dict = {}
+
+        def append():
+            try:
+                deadline = time.monotonic() + 300
+                while spark.conf.get("spark.sparkclustering.test.reached", "") != point:
+                    assert time.monotonic() < deadline, "the build never reached " + point
+                    time.sleep(0.05)
+                spark.sql(f"insert into {table} select -(100 + id), 0, 0.0, 'appended' from range(10)")
+                appended["version"] = versions(spark, table_format, table)[-1]
+            except BaseException as e:  # noqa: BLE001 - reported below
+                appended["error"] = e
+            finally:
+                spark.conf.set("spark.sparkclustering.test.release", point)
+
+        thread = threading.Thread(target=append)
+        thread.start()
+        try:
+            dbt(["run", "--select", "cluster_case"], vars={
+                "case_source": f"{sources}.uniform", "case_alias": "raced_once", "case_format": table_format,
+                "case_num_files": 2, "case_cluster_by": ["a"], "spark_clustering_test_hooks": {point: "wait"}})
+        finally:
+            thread.join()
+        assert "error" not in appended, appended
+        after = versions(spark, table_format, table)
+        assert after[:len(before)] == before and after[-1] == appended["version"], (before, after, appended)
+        rebuilt = after[len(before)]
+        r = spark.sql(f"select count(*) as n, count_if(id between 0 and {ROWS - 1}) as built, count_if(id < 0) as batch "
+                      f"from {table}").first()
+        assert (r.n, r.built, r.batch) == (ROWS + 10, ROWS, 10), r
+        properties = dict(spark.sql(f"show tblproperties {table}").collect())
+        assert properties.get("spark_clustering.build_version") == str(rebuilt), (properties, rebuilt, after)
+
     def test_readers_and_an_appender_during_rebuilds_see_one_whole_version(self, spark, dbt, sources, table_format):
         """Adversaries of a rebuild's commit: a reader querying the table in a loop and a writer appending
         10-row batches (random delays) while the model is rebuilt three times between two sources with

@@ -1,8 +1,8 @@
 {#- The package's one test hook. Inert unless the test var `spark_clustering_test_hooks` maps this
     point to an action; tests use it to prove that a failure, a kill or a concurrent writer at that
     exact step loses nothing (docs/concurrency.md, "Test hooks"). Points: clustered_table.after_staging_write,
-    clustered_table.after_backup, clustered_table.after_promote, recluster.after_plan,
-    recluster.after_staging_write, recluster.after_validate. Actions:
+    clustered_table.after_format_write, clustered_table.after_backup, clustered_table.after_promote,
+    recluster.after_plan, recluster.after_staging_write, recluster.after_validate. Actions:
       'fail'            raise "injected failure at <point>";
       {'pause': s}      print "spark_clustering: paused at <point>" and sleep s seconds inside Spark
                         (a test kills the process there);

@@ -5,6 +5,7 @@
     {%- do kind.update({
         'name': 'delta',
         'version': spark_clustering._delta_table_version,
+        'replace_version': spark_clustering._delta_replace_version,
         'version_known_before_commit': true,
         'staging_dir': spark_clustering._delta_staging_dir,
         'metadata_file_stats': spark_clustering._delta_metadata_file_stats,
@@ -20,6 +21,22 @@
 {#- The log version (DESCRIBE HISTORY): what time travel (VERSION AS OF) and RESTORE name. -#}
 {% macro _delta_table_version(relation) %}
     {{ return(run_query('describe history ' ~ relation ~ ' limit 1').rows[0][0] | int) }}
+{% endmacro %}
+
+
+{#- The version the whole-table write after `previous` committed: the earliest CREATE / REPLACE
+    TABLE AS SELECT in the log after it (the last 50 commits), or the current version. Not the
+    current version itself: another writer's append may have committed right after it, and a
+    blind append racing the replace may even commit between `previous` and it. -#}
+{% macro _delta_replace_version(relation, previous) %}
+    {%- set history = run_query('describe history ' ~ relation ~ ' limit 50') -%}
+    {%- set versions = [] -%}
+    {%- for row in history.rows
+            if (previous is none or row['version'] | int > previous)
+            and row['operation'] in ['CREATE TABLE AS SELECT', 'REPLACE TABLE AS SELECT', 'CREATE OR REPLACE TABLE AS SELECT'] -%}
+        {%- do versions.append(row['version'] | int) -%}
+    {%- endfor -%}
+    {{ return(versions | min if versions else history.rows[0]['version'] | int) }}
 {% endmacro %}
 
 

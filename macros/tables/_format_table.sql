@@ -53,14 +53,17 @@
 
     {#- The build's version goes into the table's properties (spark_clustering.build_version), so
         recluster() knows the files it added for one clustered run: in the CTAS itself where the
-        format knows the version it will commit (Delta: the next one; a commit in between
-        conflicts with the replace, which then fails), otherwise after it (Iceberg, where ALTER of
-        a property makes no snapshot). -#}
+        format knows the version it will commit (Delta: the next one, unless another writer's
+        append commits in between, which Delta lets a replace race), otherwise or then after it
+        (Iceberg, where ALTER of a property makes no snapshot). The version validated is the one
+        the replace committed (kind.replace_version), not the table's latest, which may be
+        another writer's. -#}
     {%- set build_version = (0 if previous is none else previous + 1) if kind.version_known_before_commit else none -%}
     {% call statement('main') -%}
         {{ spark_clustering._create_or_replace_format_table_as(target, plan, cfg, kind, build_version) }}
     {%- endcall %}
-    {%- set committed = kind.version(target) -%}
+    {%- do spark_clustering._test_hook('clustered_table.after_format_write') -%}
+    {%- set committed = kind.replace_version(target, previous) -%}
     {{ spark_clustering._validate_format_commit(target, plan, cfg, kind, previous, committed) }}
     {%- if committed is not none and committed != build_version -%}
         {%- do run_query('alter table ' ~ target ~ ' set tblproperties '

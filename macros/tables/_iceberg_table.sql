@@ -5,6 +5,7 @@
     {%- do kind.update({
         'name': 'iceberg',
         'version': spark_clustering._iceberg_table_version,
+        'replace_version': spark_clustering._iceberg_replace_version,
         'version_known_before_commit': false,
         'file_column': spark_clustering._iceberg_file_column,
         'staging_dir': spark_clustering._iceberg_staging_dir,
@@ -23,6 +24,15 @@
 {% macro _iceberg_table_version(relation) %}
     {%- set snapshot = spark_clustering._table_properties(relation).get('current-snapshot-id') -%}
     {{ return(none if snapshot in [none, 'none', ''] else snapshot | int) }}
+{% endmacro %}
+
+
+{#- The snapshot the whole-table write after `previous` committed: a CREATE / REPLACE TABLE AS
+    SELECT starts a new lineage, so it is the current lineage's root (not the current snapshot,
+    which may be another writer's append on top of it); the current one if there is no root. -#}
+{% macro _iceberg_replace_version(relation, previous) %}
+    {%- set roots = run_query('select snapshot_id from ' ~ relation ~ '.history where is_current_ancestor and parent_id is null').rows -%}
+    {{ return(roots[0][0] | int if roots else spark_clustering._iceberg_table_version(relation)) }}
 {% endmacro %}
 
 
