@@ -135,34 +135,43 @@ def _grown_table(spark, dbt, sources, table_format, alias: str) -> tuple[str, di
     return table, case
 
 
-def _at_the_commit(spark, action):
-    """A thread that waits until a recluster stops right before its format commit (the test hook
-    before_format_commit:wait), runs `action` there, and lets the commit go on."""
+def _at_a_step(spark, point: str, action, pause_at: str | None = None):
+    """A thread that waits until the session's run reaches `point` (a test hook's `wait`: the macros'
+    var spark_clustering_test_hooks, or with `pause_at` the jar's spark.sparkclustering.test.pauseAt,
+    set here), runs `action` there, and lets the run go on. Returns (thread, {"result" or "error"})."""
     import threading
     import time
 
     spark.conf.set("spark.sparkclustering.test.reached", "")
     spark.conf.set("spark.sparkclustering.test.release", "")
-    spark.conf.set("spark.sparkclustering.test.pauseAt", "before_format_commit:wait")
+    if pause_at:
+        spark.conf.set("spark.sparkclustering.test.pauseAt", pause_at)
     done: dict = {}
 
     def run():
         try:
             deadline = time.monotonic() + 300
-            while spark.conf.get("spark.sparkclustering.test.reached", "") != "before_format_commit":
-                assert time.monotonic() < deadline, "the recluster never reached its commit"
+            while spark.conf.get("spark.sparkclustering.test.reached", "") != point:
+                assert time.monotonic() < deadline, f"the run never reached {point}"
                 time.sleep(0.05)
-            spark.conf.unset("spark.sparkclustering.test.pauseAt")
+            if pause_at:
+                spark.conf.unset("spark.sparkclustering.test.pauseAt")
             done["result"] = action()
         except BaseException as e:  # noqa: BLE001 - reported by the test
             done["error"] = e
         finally:
-            spark.conf.unset("spark.sparkclustering.test.pauseAt")
-            spark.conf.set("spark.sparkclustering.test.release", "before_format_commit")
+            if pause_at:
+                spark.conf.unset("spark.sparkclustering.test.pauseAt")
+            spark.conf.set("spark.sparkclustering.test.release", point)
 
     thread = threading.Thread(target=run)
     thread.start()
     return thread, done
+
+
+def _at_the_commit(spark, action):
+    """_at_a_step right before a recluster's format commit (the jar's step before_format_commit)."""
+    return _at_a_step(spark, "before_format_commit", action, pause_at="before_format_commit:wait")
 
 class FormatTableCases:
     """The cases, written once: a format's test module subclasses this (test_delta_tables.py:
@@ -598,31 +607,15 @@ class FormatTableCases:
         build's rows and the batch, and the build's version is recorded as the build's. (Taking the
         table's latest version for its own once failed such a build and put the table back to the
         version before it: the build's rows and the other writer's batch both gone.)"""
-        import threading
-        import time
-
         table, point = f"{sources}.raced_once", "clustered_table.after_format_write"
         build(dbt, table_format, f"{sources}.shifted", "raced_once", num_files=2, cluster_by=["a"])
         before = versions(spark, table_format, table)
-        spark.conf.set("spark.sparkclustering.test.reached", "")
-        spark.conf.set("spark.sparkclustering.test.release", "")
-        appended: dict = {}
 
         def append():
-            try:
-                deadline = time.monotonic() + 300
-                while spark.conf.get("spark.sparkclustering.test.reached", "") != point:
-                    assert time.monotonic() < deadline, "the build never reached " + point
-                    time.sleep(0.05)
-                spark.sql(f"insert into {table} select -(100 + id), 0, 0.0, 'appended' from range(10)")
-                appended["version"] = versions(spark, table_format, table)[-1]
-            except BaseException as e:  # noqa: BLE001 - reported below
-                appended["error"] = e
-            finally:
-                spark.conf.set("spark.sparkclustering.test.release", point)
+            spark.sql(f"insert into {table} select -(100 + id), 0, 0.0, 'appended' from range(10)")
+            return versions(spark, table_format, table)[-1]
 
-        thread = threading.Thread(target=append)
-        thread.start()
+        thread, appended = _at_a_step(spark, point, append)
         try:
             dbt(["run", "--select", "cluster_case"], vars={
                 "case_source": f"{sources}.uniform", "case_alias": "raced_once", "case_format": table_format,
@@ -631,7 +624,7 @@ class FormatTableCases:
             thread.join()
         assert "error" not in appended, appended
         after = versions(spark, table_format, table)
-        assert after[:len(before)] == before and after[-1] == appended["version"], (before, after, appended)
+        assert after[:len(before)] == before and after[-1] == appended["result"], (before, after, appended)
         rebuilt = after[len(before)]
         r = spark.sql(f"select count(*) as n, count_if(id between 0 and {ROWS - 1}) as built, count_if(id < 0) as batch "
                       f"from {table}").first()
