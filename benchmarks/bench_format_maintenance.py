@@ -3,16 +3,20 @@
 never maintaining it, after each of --steps appends of +--growth of the first build's rows, on the
 same rows in every layout. One format per run (a Spark session serves one).
 
-    .venv/bin/python benchmarks/bench_format_maintenance.py --format delta|iceberg|parquet [--sf 0.1]
-        [--files 16] [--steps 10] [--growth 0.1] [--queries 20] [--seed 11] [--method hilbert|zorder|auto]
-        [--recluster JSON] [--rates 2,20,200] [--horizon-runs N] [--skip-natives]
-        [--json build/bench/format_maintenance_<format>.json]
+    .venv/bin/python benchmarks/bench_format_maintenance.py --format delta|iceberg|parquet
+        [--dataset lineitem|store_sales] [--sf 0.1] [--files 16] [--steps 10] [--growth 0.1] [--queries 20]
+        [--seed 11] [--method hilbert|zorder|auto] [--recluster JSON] [--rates 2,20,200] [--horizon-runs N]
+        [--skip-natives] [--json build/bench/format_maintenance_<format>[_<dataset>].json]
 
-Rows: TPC-H lineitem (generated offline by DuckDB's tpch extension, cached in build/bench/tpch/) in
-dbgen's order (`l_insert_order`): the first build takes the first 1 / (1 + steps x growth) of it, each
-step appends the next growth x that many rows (INSERT INTO, in growth x --files files, as an
-unclustered dbt incremental append writes them). Layouts, each a table of the format, clustered on
-(l_shipdate, l_partkey, l_suppkey):
+Rows (--dataset, default lineitem): TPC-H lineitem (generated offline by DuckDB's tpch extension, cached
+in build/bench/tpch/) in dbgen's order (`l_insert_order`), clustered on (l_shipdate, l_partkey,
+l_suppkey); or with --dataset store_sales TPC-DS store_sales (DuckDB's tpcds extension, build/bench/tpcds/)
+in dsdgen's order (`ss_insert_order`), clustered on (ss_sold_date_sk, ss_item_sk, ss_customer_sk); its
+tables go to a schema of their own (bench_maintenance_<format>_store_sales) and its figures to
+format_maintenance_<format>_store_sales.json. The first build takes the first 1 / (1 + steps x growth)
+of the rows in that order, each step appends the next growth x that many rows (INSERT INTO, in
+growth x --files files, as an unclustered dbt incremental append writes them). Layouts, each a table
+of the format, clustered on the dataset's three columns:
   package gate             the benchmark project's `format_table` model (clustered_table, --method, default
                            hilbert; auto declares --queries queries of the workload's generator drawn with
                            seed --seed + 1, as bench_table_formats.py does), then `dbt run-operation
@@ -72,7 +76,6 @@ from pathlib import Path
 
 from common import BENCH
 from common.datasets import DATASETS, lineitem_source
-from common.datasets import LINEITEM_COLUMNS as COLUMNS
 from common.dbt import PROJECT, dbt_env, dbt_runner
 from common.formats import (bisect_iceberg_target, bytes_read, drop_table, files_of, files_read, format_session,
                             iceberg_zorder_rewrite, table_bytes)
@@ -258,6 +261,9 @@ def estimates(layouts: dict, n: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--format", choices=["delta", "iceberg", "parquet"], required=True)
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="lineitem",
+                        help="the rows: TPC-H lineitem (default) or TPC-DS store_sales, each on its own three "
+                             "clustering columns; a store_sales run has its own schema and JSON file")
     parser.add_argument("--sf", type=float, default=0.1)
     parser.add_argument("--files", type=int, default=16)
     parser.add_argument("--steps", type=int, default=10)
@@ -277,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--method", choices=["hilbert", "zorder", "auto"], default="hilbert")
     parser.add_argument("--skip-natives", action="store_true", help="the package's layouts only (to compare "
                         "settings; the goal's comparison needs the natives)")
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--json", type=Path, default=None,
+                        help="default: build/bench/format_maintenance_<format>[_<dataset>].json (no suffix for "
+                             "lineitem)")
     parser.add_argument("--summarize", type=Path, default=None, help="print the tables of a run cut short from its "
                         "<json>.partial.json (written after every step), with its --queries and --rates; runs nothing")
     args = parser.parse_args(argv)
@@ -287,23 +295,27 @@ def main(argv: list[str] | None = None) -> int:
         estimates(layouts, args.queries)
         return 0
     fmt = args.format
-    json_path = args.json or BENCH / f"format_maintenance_{fmt}.json"
+    dataset = DATASETS[args.dataset]
+    columns, order_column = dataset["columns"], dataset["order_column"]
+    # lineitem keeps the names it always had; another dataset gets a suffix (schema and JSON file)
+    suffix = "" if args.dataset == "lineitem" else f"_{args.dataset}"
+    json_path = args.json or BENCH / f"format_maintenance_{fmt}{suffix}.json"
     started, load_before = time.monotonic(), os.getloadavg()
     # Parquet's vectored reads of a local file bypass Hadoop's byte counters (a 58 MB scan counted
     # 27 KB): off, so that what each maintenance reads from the store is measured (store_bytes_read)
     spark = format_session(fmt, "bench_format_maintenance", args.files,
                            extra_conf={"spark.hadoop.parquet.hadoop.vectored.io.enabled": "false"})
-    schema = f"bench_maintenance_{fmt}"
-    source, rows = lineitem_source(spark, schema, args.sf)
+    schema = f"bench_maintenance_{fmt}{suffix}"
+    source, rows = lineitem_source(spark, schema, args.sf, args.dataset)  # any of DATASETS, despite its name
     base_rows = int(rows / (1 + args.steps * args.growth))
     step_rows = int(base_rows * args.growth)
     append_files = max(1, round(args.files * args.growth))
-    cols = ", ".join(COLUMNS)
+    cols = ", ".join(columns)
     skip_natives = args.skip_natives or fmt == "parquet"
 
     def batch(i: int) -> str:  # the rows of step i (0: the first build)
         lo, hi = (0, base_rows) if i == 0 else (base_rows + (i - 1) * step_rows, base_rows + i * step_rows)
-        return f"(select * from {source} where l_insert_order > {lo} and l_insert_order <= {hi})"
+        return f"(select * from {source} where {order_column} > {lo} and {order_column} <= {hi})"
 
     spark.sql(f"create or replace temporary view base_rows as select * from {batch(0)}")
     drop_table(spark, fmt, f"{schema}.m_plain")
@@ -324,12 +336,13 @@ def main(argv: list[str] | None = None) -> int:
             spark, table, lambda size: natives(fmt, schema, cols, size)["Iceberg rewrite_data_files zorder"]["build"](
                 table, "base_rows", args.files), target, args.files)
         bisected = {"Iceberg rewrite_data_files zorder": {"build_seconds": round(sum(seconds), 1), "attempts": attempts}}
-    declared = (declared_workload(spark, source, args.queries, args.seed + 1, rows, DATASETS["lineitem"])
+    declared = (declared_workload(spark, source, args.queries, args.seed + 1, rows, dataset)
                 if args.method == "auto" else None)
 
     def package_vars(alias: str, recluster) -> dict:
         return {"source": "base_rows", "alias": alias, "format": fmt, "method": args.method, "num_files": None,
-                "file_rows": -(-base_rows // args.files), "recluster": recluster, "workload": declared}
+                "file_rows": -(-base_rows // args.files), "recluster": recluster, "workload": declared,
+                "cluster_by": columns}
 
     # the package's layouts: the gate (the model's --recluster config), one cost-policy table per rate
     # (its decisions depend on the rate it observes), and `never` (the first build, never maintained)
@@ -363,12 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {len(live(spark, fmt, layout['table']))} files after the first build "
               f"({layout['build_seconds']} s)", flush=True)
 
-    domain = [b for layout in layouts.values() for b in files_of(spark, fmt, layout["table"])]
-    workload = make_workload(spark, source, domain, args.queries, args.seed, rows)
+    domain = [b for layout in layouts.values() for b in files_of(spark, fmt, layout["table"], columns)]
+    workload = make_workload(spark, source, domain, args.queries, args.seed, rows, columns, order_column,
+                             dataset["measure"])
     # the queries a cost table's extension observes beyond the executed sample (planned only, EXPLAIN):
     # a fixed pool drawn by the same generator (seed + 2), the same boxes after every append
     extra = max([0, *(r - len(workload) for r in args.rates)])
-    pool = make_workload(spark, source, domain, extra, args.seed + 2, rows) if extra else []
+    pool = make_workload(spark, source, domain, extra, args.seed + 2, rows, columns, order_column,
+                         dataset["measure"]) if extra else []
 
     def maintain(name: str, layout: dict) -> dict:
         before = live(spark, fmt, layout["table"])
@@ -408,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             layout["steps"].append({"step": step, "bytes_appended": appended, **maintain(name, layout)})
         for layout in layouts.values():
             layout["steps"][-1].update(files_read=0, bytes_read=0, query_seconds=0.0, ideal=0)
-        boxes = {name: files_of(spark, fmt, layout["table"]) for name, layout in layouts.items()}
+        boxes = {name: files_of(spark, fmt, layout["table"], columns) for name, layout in layouts.items()}
         for i, q in enumerate(workload):
             answers = set()
             for name, layout in layouts.items():
@@ -452,10 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     n = len(workload)
     totals = totals_of(layouts)
     package = totals[PACKAGE]
-    print(f"\nlineitem SF {args.sf:g}, {fmt}: a first build of {base_rows:,} rows in {args.files} files, then "
-          f"{args.steps} appends of {step_rows:,} rows ({appended:,} in all) in {append_files} file(s) each, maintained "
-          f"after each; {n} box queries after each step (seed {args.seed}); natives' target file size "
-          f"{target:,} bytes\n")
+    print(f"\n{dataset['title']} SF {args.sf:g} ({', '.join(columns)}), {fmt}: a first build of {base_rows:,} rows "
+          f"in {args.files} files, then {args.steps} appends of {step_rows:,} rows ({appended:,} in all) in "
+          f"{append_files} file(s) each, maintained after each; {n} box queries after each step (seed {args.seed}); "
+          f"natives' target file size {target:,} bytes\n")
     print("| layout | bytes rewritten | / appended bytes | files rewritten | maintenance s | files at the end | "
           "files read (all steps) | / ideal | bytes read (all steps) | bytes rewritten / package's |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -479,9 +494,9 @@ def main(argv: list[str] | None = None) -> int:
     by_rate = rate_report(layouts, n, args.rates)
     if args.rates:
         estimates(layouts, n)
-    write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, base_rows=base_rows,
-                  step_rows=step_rows, target_file_bytes=target, compared_with=best_name, totals=totals,
-                  by_rate=by_rate, pool_queries=len(pool),
+    write_results(json_path, spark, args, started, load_before, format=fmt, dataset=args.dataset, rows=rows,
+                  base_rows=base_rows, step_rows=step_rows, target_file_bytes=target, compared_with=best_name,
+                  totals=totals, by_rate=by_rate, pool_queries=len(pool),
                   layouts={nm: {k: v for k, v in l.items() if k in ("table", "build_seconds", "attempts", "steps", "rate")}
                            for nm, l in layouts.items()})
     return 0
