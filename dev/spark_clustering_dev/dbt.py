@@ -105,8 +105,8 @@ def run_dbt(args: list[str], *, target: str = "session", schema: str = "spark_cl
     enable_test_caching()
     # Nor do the tests read the manifest.json and run_results.json dbt writes after each invocation
     # (1.2 MB of JSON each time): without them an invocation took 0.27 s of the process's CPU instead
-    # of 0.67 (median of 8, dbt run of one clustered_table model), over ~500 invocations of a CI
-    # run. DBT_WRITE_JSON=true in the environment writes them again.
+    # of 0.67 (means of 8 interleaved rounds, a dbt run of one clustered_table model), over ~500
+    # invocations of a CI run. DBT_WRITE_JSON=true in the environment writes them again.
     os.environ.setdefault("DBT_WRITE_JSON", "false")
     os.environ.update({"SPARK_CLUSTERING_TARGET": target, "SPARK_CLUSTERING_SCHEMA": schema,
                        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **(env or {})})
