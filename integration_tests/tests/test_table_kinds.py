@@ -12,8 +12,8 @@ TABLES = REPO / "macros" / "tables"
 INTERFACE = {"name", "build_begin", "build_write", "version", "file_column", "file_place", "staging_dir", "stage",
              "metadata_file_stats", "after_rewrite"}
 # what the shared format steps (_format_table.sql) ask of each format's kind besides the interface
-FORMAT_STEPS = {"version_known_before_commit", "exact_stats_properties", "refuse_layout", "refuse_unbounded_columns",
-                "restore_sql"}
+FORMAT_STEPS = {"version_known_before_commit", "replace_version", "exact_stats_properties", "refuse_layout",
+                "refuse_unbounded_columns", "restore_sql"}
 
 
 def _kind_keys(file: str, macro: str) -> set[str]:
