@@ -41,12 +41,21 @@ def _children(node) -> list:
     return [ch.apply(i) for i in range(ch.size())]
 
 
+# a JVM class's name -> the names of it and its superclasses: walking the chain is two py4j calls a
+# class, asked of every node of every plan (test_data_skipping: ~170,000 calls for two of its tests)
+_CLASS_CHAINS: dict[str, list[str]] = {}
+
+
 def _class_names(node) -> list[str]:
-    names, cls = [], node.getClass()
-    while cls is not None:
-        names.append(cls.getName())
-        cls = cls.getSuperclass()
-    return names
+    cls = node.getClass()
+    name = cls.getName()
+    if name not in _CLASS_CHAINS:
+        names = []
+        while cls is not None:
+            names.append(cls.getName())
+            cls = cls.getSuperclass()
+        _CLASS_CHAINS[name] = names
+    return _CLASS_CHAINS[name]
 
 
 def file_scans(node) -> list:
