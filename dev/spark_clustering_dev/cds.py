@@ -21,22 +21,21 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from spark_clustering_dev.paths import BUILD, WORK, spark_home
+from spark_clustering_dev.paths import BUILD, REPO, WORK
 
 
 def archive_path() -> Path:
     """Per pyspark release (its jars are the JVM's class path); the JDK is checked by the JVM itself.
-    A JDK 17 archive holds the class path's jars by path: a Spark in the cache's virtualenvs (another
-    line's; the default line's through spark.use_cached_spark_home) is at one path for as long as
-    its lock file is unchanged, and so is its archive, made once and kept between clean clones (CI);
-    any other (a .venv copied, not linked) is the clone's, and so is its archive (build/cds/)."""
+    A JDK 17 archive holds the class path's jars by path: the clone's .venv is at a new path in each
+    clone, so its archive is the clone's (build/cds/); another Spark line's virtualenv is one path in
+    the cache for as long as its lock file is unchanged (spark_clustering_dev.lines.venv), and so is
+    its archive, made once and kept between clean clones (CI)."""
     from spark_clustering_dev.lines import cache_dir
 
-    release, home = version("pyspark"), spark_home().resolve()
-    venvs = cache_dir() / "venvs"
-    if home.is_relative_to(venvs):
-        return cache_dir() / "cds" / f"{home.relative_to(venvs).parts[0]}-spark-{release}.jsa"
-    return BUILD / "cds" / f"spark-{release}.jsa"
+    release, venv = version("pyspark"), Path(sys.prefix).resolve()
+    if venv.is_relative_to(REPO):
+        return BUILD / "cds" / f"spark-{release}.jsa"
+    return cache_dir() / "cds" / f"{venv.name}-spark-{release}.jsa"
 
 
 def make_archive() -> Path:
@@ -85,8 +84,5 @@ def forget_stale(folder: Path) -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("SPARK_CLUSTERING_TEST_JVM", "1")
-    from spark_clustering_dev.spark import use_cached_spark_home
-
-    use_cached_spark_home()
     made = make_archive()
     print(f"cds: {made} ({made.stat().st_size:,} bytes)" if made.exists() else "cds: no archive made", file=sys.stderr)

@@ -42,9 +42,6 @@ WORK = BUILD / "work"
 
 
 def spark_home() -> Path:
-    """The Spark the JVMs run: SPARK_HOME when set (as pyspark itself does), else pyspark's own."""
-    if os.environ.get("SPARK_HOME"):
-        return Path(os.environ["SPARK_HOME"])
     import pyspark
 
     return Path(pyspark.__file__).resolve().parent

@@ -52,31 +52,6 @@ def jvm_options(long_lived: bool = False) -> str:
     return " ".join(options)
 
 
-def use_cached_spark_home() -> None:
-    """For the tests' JVMs (TEST_JVM_ENV): SPARK_HOME at the pyspark of the cached virtualenv whose
-    hard links .venv is (scripts/setup), the same files at one path in every clone, so that the
-    class data archive of their class path (spark_clustering_dev.cds) is made once and kept in the
-    cache instead of once per clone. A no-op when SPARK_HOME is set, when pyspark is not the clone's
-    (another line's virtualenv is in the cache already) or when .venv is a plain copy."""
-    if os.environ.get(TEST_JVM_ENV) != "1" or os.environ.get("SPARK_HOME"):
-        return
-    import pyspark
-
-    from spark_clustering_dev.lines import cache_dir
-    from spark_clustering_dev.paths import REPO
-
-    here = Path(pyspark.__file__).resolve().parent
-    probe = next((here / "jars").glob("spark-core_*.jar"), None)
-    if probe is None or not here.is_relative_to(REPO):
-        return
-    mine = probe.stat()
-    for cached in (cache_dir() / "venvs").glob(f"*/lib/python*/site-packages/pyspark/jars/{probe.name}"):
-        found = cached.stat()
-        if (found.st_ino, found.st_dev) == (mine.st_ino, mine.st_dev):
-            os.environ["SPARK_HOME"] = str(cached.parent.parent)
-            return
-
-
 def jvm_options_env() -> dict[str, str]:
     """The environment that gives jvm_options to the JVMs of a child process whose Spark session dbt
     creates from a target (a test of a documented target must not add confs to it): JDK_JAVA_OPTIONS,

@@ -15,16 +15,13 @@ import pytest
 from harness.stalling_fs import stalling_fs_jar
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import BUILD, INTEGRATION_TESTS, WORK
-from spark_clustering_dev.spark import get_spark, use_cached_spark_home
+from spark_clustering_dev.spark import get_spark
 from spark_clustering_dev.test_cpu import ENV as TEST_CPU_ENV, TestCpu
 
 # The short-lived JVMs the tests start (child processes, a cluster's daemons and executors) compile
 # with C1 only (spark_clustering_dev.spark.TEST_JVM_ENV); child processes inherit it. The worker's
 # own session runs for the whole run and keeps C2 (long_lived below).
 os.environ.setdefault("SPARK_CLUSTERING_TEST_JVM", "1")
-# ... and load Spark from the cached virtualenv's files, so that their class data archive is kept
-# between clones (spark_clustering_dev.spark.use_cached_spark_home); child processes inherit it
-use_cached_spark_home()
 
 # Per process, so two pytest runs on one machine never share (or wipe) a warehouse.
 PYTEST_WORK = WORK / f"pytest-{os.getpid()}"
