@@ -52,7 +52,12 @@ def recluster_with_writer(spark, dbt, schema, alias, writer_sql, **vars_):
     """recluster_op held at its test hook recluster.after_validate (after validation, before the
     commit) while `writer_sql` runs on the shared session: a concurrent writer at the worst moment.
     Every later round passes the hook at once (it stays released)."""
-    point, result = "recluster.after_validate", {}
+    return recluster_held_at(spark, dbt, schema, alias, "recluster.after_validate", lambda: spark.sql(writer_sql), **vars_)
+
+
+def recluster_held_at(spark, dbt, schema, alias, point, action, **vars_):
+    """recluster_op held at its test hook `point` while `action()` runs in the test's thread."""
+    result = {}
 
     def run():
         try:
@@ -68,7 +73,7 @@ def recluster_with_writer(spark, dbt, schema, alias, writer_sql, **vars_):
         while worker.is_alive() and time.monotonic() < deadline:
             if spark.conf.get("spark.sparkclustering.test.reached", "") == point:
                 reached = True
-                spark.sql(writer_sql)
+                action()
                 break
             time.sleep(0.1)
     finally:
@@ -170,6 +175,90 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert out["rounds"][0]["files_replaced"] == len(appended) == 6, out["rounds"]
     assert actual(spark, table) == expected(spark, [(0, 19000)])
     assert_no_leftovers(spark, s, alias)
+
+
+def store_bytes_read(spark) -> int:
+    """Bytes this JVM read from the local file system so far (Hadoop's statistics of `file:`: data
+    files, footers, sidecars alike, driver and executors in local mode)."""
+    return sum(st.getBytesRead() for st in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics()
+               if st.getScheme() == "file")
+
+
+class StatementReads:
+    """A dbt event callback: the bytes read from the local store from one SQL statement's start to the
+    next's, per statement."""
+
+    def __init__(self, spark) -> None:
+        self.spark, self.marks = spark, []
+
+    def __call__(self, event) -> None:
+        if event.info.name == "SQLQuery":
+            self.marks.append((" ".join(event.data.sql.split()).split("*/", 1)[-1], store_bytes_read(self.spark)))
+
+    def per_statement(self) -> list[tuple[int, str]]:
+        ends = [b for _, b in self.marks[1:]] + [store_bytes_read(self.spark)]
+        return sorted(((end - start, sql) for (sql, start), end in zip(self.marks, ends)), reverse=True)
+
+
+def test_a_recluster_reads_its_files_for_the_write_and_the_check_only(spark, dbt, s):
+    """A rewrite reads the rows of its files twice: its write, which takes the checksum of the rows it
+    reads itself (observe_row_checksum), and the check of the staged copy. Its sample reads only the
+    clustering columns (a, b, c: 0.58x the files here). Before, a sampling pass read
+    every column once more for that checksum."""
+    alias, rows = "rc_reads", 60000
+    run_model(dbt, alias, 0, rows, spark_clustering_recluster=False)
+    table = f"{s}.{alias}"
+    before = data_files(spark, table)
+    size = sum(before.values())
+    reads = StatementReads(spark)
+    # Parquet's vectored reads of a local file bypass Hadoop's byte counters
+    spark.conf.set("parquet.hadoop.vectored.io.enabled", "false")
+    try:
+        out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s,
+                                 vars=model_vars(alias), callbacks=[reads])
+    finally:
+        spark.conf.unset("parquet.hadoop.vectored.io.enabled")
+    after = data_files(spark, table)
+    assert out["decision"] == "reclustered" and not set(after) & set(before), out
+    assert actual(spark, table) == expected(spark, [(0, rows)])
+    # the statements of the rewrite: those on the view of the files' rows, or on the staged copy (the
+    # measures before and after read metadata: footers, and the clustering columns of files whose
+    # footer has no exact bound, e.g. a double's max, until the statistics sidecar records them)
+    rewrite = [(n, sql) for n, sql in reads.per_statement() if f"{alias}__sc_recluster" in sql]
+    report = "\n".join(f"{n / size:.2f}x {sql[:200]}" for n, sql in rewrite[:6])
+    print(f"\nbytes read per statement of the rewrite, x the files' {size:,} B:\n{report}")
+    whole = [sql for n, sql in rewrite if n > 0.8 * size]
+    assert len(whole) == 2 and all(n < 1.3 * size for n, _ in rewrite), report
+    assert "observe_row_checksum(" in whole[0] + whole[1], report  # the write
+    assert all(n < 0.8 * size for n, _ in rewrite[2:]), report
+    assert any(0 < n < 0.8 * size and f"{alias}__sc_recluster_source_sample" in sql for n, sql in rewrite), report
+
+
+def test_rows_a_recluster_did_not_read_fail_its_check_and_nothing_is_committed(spark, dbt, s):
+    """The adversary of the check: a staged file doubled after the write (its copy in the staging
+    directory). The rows the write read (observed by the write) no longer match the staged rows read
+    back, so nothing is committed, the table keeps its files and rows, and the next run leaves no
+    staging behind."""
+    alias, rows = "rc_mismatch", 30000
+    run_model(dbt, alias, 0, rows, spark_clustering_recluster=False)
+    table = f"{s}.{alias}"
+    before = data_files(spark, table)
+
+    def double_a_staged_file():
+        staged = sorted(location(spark, table).glob("_sc_recluster_*/part-*"))
+        assert staged, "nothing staged"
+        shutil.copy(staged[0], staged[0].with_name("part-99999-copy" + "".join(staged[0].suffixes)))
+
+    with pytest.raises(DbtError) as failure:
+        recluster_held_at(spark, dbt, s, alias, "recluster.after_staging_write", double_a_staged_file, final=True)
+    text = str(failure.value)
+    assert "the rewritten files do not match the files they replace" in text and "nothing was committed" in text, text
+    assert data_files(spark, table) == before
+    assert actual(spark, table) == expected(spark, [(0, rows)])
+    recluster_op(dbt, s, alias, final=True)
+    assert actual(spark, table) == expected(spark, [(0, rows)])
+    assert_no_leftovers(spark, s, alias)
+
 
 
 @pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold", "run var",
@@ -664,11 +753,11 @@ def test_a_post_hook_after_nothing_changed_reads_one_token_and_stops(spark, dbt,
     files = data_files(spark, table)
     # 32000 rows at 1000 per file: 32 ranges; a write may split a range in two (seen in CI: 32 one run, 64 another)
     assert len(files) >= 32 and "recluster_case: reclustered" in full["line"], (len(files), full["line"])
-    # the rows it rewrote were checksummed in the pass that sampled them (_sample_and_count), not by
-    # a pass of their own: the statements on its source view that hash rows are that pass only
+    # the rows it rewrote were checksummed by the write that read them (observe_row_checksum), not by
+    # a pass of their own: the one statement on its source view that hashes rows is that write
     source = f"{alias}__sc_recluster_source"
     hashing = [q for q in full["statements"] if f"from {source}" in q and "xxhash64(" in q]
-    assert len(hashing) == 1 and f"{source}_sample_pass" in hashing[0], hashing
+    assert len(hashing) == 1 and "observe_row_checksum(" in hashing[0] and "create table" in hashing[0], hashing
     noop = run_model_costed(dbt, alias, 32000, 32000, recluster=gate, file_rows=1000)
     print(f"\nfull: {len(full['statements'])} statements, {full['seconds']:.3f} s; "
           f"no-op: {len(noop['statements'])} statements, {noop['seconds']:.3f} s")

@@ -24,9 +24,9 @@
 
 
 {#- The extension's functions the package asks about: every table function it calls (declared in
-    _extension_table_functions) and the native curve functions. -#}
+    _extension_table_functions), the native curve functions and observe_row_checksum. -#}
 {% macro _extension_function_names() %}
-    {{ return((spark_clustering._extension_table_functions().keys() | list) + ['hilbert_key', 'range_id', 'zorder_key']) }}
+    {{ return((spark_clustering._extension_table_functions().keys() | list) + ['hilbert_key', 'observe_row_checksum', 'range_id', 'zorder_key']) }}
 {% endmacro %}
 
 
@@ -39,6 +39,7 @@
         'drop_sidecar_table': ['table'],
         'kdtree_fit': ['rows_sql', 'boxes_sql', 'files', 'splits'],
         'maintenance_record': ['table'],
+        'observed_row_checksum': ['token'],
         'observed_workload': ['table'],
         'recluster_stage_pending': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'select_sql', 'columns',
                                     'partition_columns', 'format'],

@@ -60,7 +60,8 @@
 {#- The clustered write of a selection (read through source_view): files for the rewritten rows by
     the rows target, and the bytes target at the selection's own bytes per row (a fixed
     cluster_num_files taken as the table's share); a checksum of every row, whatever
-    cluster_validate says (a selection is small); the rows known from the files' statistics, so no
+    cluster_validate says (a selection is small), taken by the write itself where it can
+    (observe_source); the rows known from the files' statistics, so no
     count(*) scan. An `auto` table's first recluster chooses its layout; every later one keeps it. -#}
 {% macro _recluster_rewrite_plan(relation, state, selection, settings, source_view) %}
     {%- set cfg = settings.cfg -%}
@@ -74,7 +75,7 @@
     {%- do plan_cfg.update(cfg) -%}
     {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
     {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
-                                                         row_count=selection.rows) -%}
+                                                         row_count=selection.rows, observe_source=true) -%}
     {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_plan') }}
     {{ return(plan) }}

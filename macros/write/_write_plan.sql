@@ -2,8 +2,11 @@
     the SELECT and the CREATE TABLE AS. clustered_table and recluster both write through it. -#}
 
 {#- Everything decided before the write: columns, file count, boundaries, key, the SELECT, and the
-    source fingerprint the staging table must match. -#}
-{% macro _plan_clustered_write(source_view, cfg, existing=none, label=none, row_count=none) %}
+    source fingerprint the staging table must match. `observe_source` (recluster: its source is the
+    table's files, read once by the write): with cluster_validate checksum and the extension, the
+    write takes the checksum of the rows it reads itself (observe_row_checksum), so the sampling pass
+    reads only the clustering columns; the check then reads it (_checks_match). -#}
+{% macro _plan_clustered_write(source_view, cfg, existing=none, label=none, row_count=none, observe_source=false) %}
     {%- set columns = spark_clustering.describe_columns('select * from ' ~ source_view) -%}
     {%- set cluster_cols = spark_clustering._returned_columns('cluster_by', cfg.cluster_by, columns) -%}
     {%- set partition_by = spark_clustering._returned_columns('partition_by', cfg.partition_by, columns) | map(attribute='name') | list -%}
@@ -13,6 +16,8 @@
     {%- for col in cluster_cols -%}{%- do ranges.update({col.name: cfg.ranges[cfg.cluster_by[loop.index0]]}) -%}{%- endfor -%}
 
     {%- set backend = none if cfg.method == 'linear' else spark_clustering.udf_backend() -%}
+    {%- set observe = observe_source and cfg.validate == 'checksum' and cfg.method != 'linear'
+                      and spark_clustering._has_extension_function('observe_row_checksum') -%}
     {#- The files can be cut on sampled keys (one sampling pass, then the write: what an ORDER BY
         costs) for a BIGINT key and no partition columns. -#}
     {%- set key_fits = cfg.method != 'linear' and partition_by | length == 0
@@ -75,7 +80,7 @@
         {%- set fraction = [1.0, sample_rows / ([row_count, 1] | max)] | min -%}
         {#- a checksum the counting pass took already covers every row, whichever sample is used -#}
         {%- set pass_check = sample_pass.check if (sample_pass is not none and sample_pass.check is defined) else none -%}
-        {%- if presample and sample_pass is none and cfg.validate == 'checksum' -%}
+        {%- if presample and sample_pass is none and cfg.validate == 'checksum' and not observe -%}
             {#- the sample and the checksum of the rows read in one pass (the checksum reads every
                 column either way), where a pass for the sample and one for the checksum read the
                 source twice -#}
@@ -96,7 +101,8 @@
             {#- the quantiles need only their ~20 rows per range of the sample the file cuts need -#}
             {%- set boundaries = spark_clustering.range_boundaries(sample.name, cluster_cols, cluster_names, ranges,
                                                                    [1.0, boundary_rows / ([sample.rows, 1] | max)] | min, checksum=false) -%}
-            {%- set source_check = pass_check if pass_check is not none
+            {#- observed by the write itself: decided below, once the file routing is known -#}
+            {%- set source_check = pass_check if (pass_check is not none or observe)
                                    else spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
         {%- else -%}
             {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
@@ -123,8 +129,24 @@
         {%- endif -%}
     {%- endif -%}
 
-    {%- set select_sql = spark_clustering.clustered_select(source_view, column_names, cluster_names, key_sql, num_files, partition_by,
-                                                           file_routing if file_routing is defined else none) -%}
+    {%- set file_routing = file_routing if file_routing is defined else none -%}
+    {%- set from_sql = source_view -%}
+    {%- if observe and source_check is none -%}
+        {%- if file_routing is not none -%}
+            {#- each row goes straight to its file's task, so the write reads the source once (a
+                range partitioner's sampling job would read it, and count it, twice) -#}
+            {%- set token = invocation_id ~ ':' ~ source_view ~ ':' ~ modules.datetime.datetime.utcnow().isoformat() -%}
+            {%- set quoted = spark_clustering._quoted_columns(column_names) -%}
+            {%- set from_sql = '(select * from ' ~ source_view ~ ' where observe_row_checksum('
+                               ~ spark_clustering._sql_literal(token, 'observe token') ~ ', cast(hash(' ~ quoted
+                               ~ ') as bigint), xxhash64(' ~ quoted ~ '))) as __sc_observed' -%}
+            {%- set source_check = {'observed_token': token} -%}
+        {%- else -%}
+            {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- set select_sql = spark_clustering.clustered_select(from_sql, column_names, cluster_names, key_sql, num_files, partition_by,
+                                                           file_routing) -%}
     {%- set choice = choice if choice is defined else none -%}
     {%- set summary = (('auto: ' ~ choice.name) if choice is not none else cfg.method) ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
     {%- if layout is not none -%}

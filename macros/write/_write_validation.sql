@@ -88,8 +88,21 @@
 
 {#- Whether a check of the copy matches the source's: the row count, and the checksum when both have one. -#}
 {% macro _checks_match(a, b) %}
+    {%- do spark_clustering._observed_check(b) -%}
     {%- set hashed = a.hash_sum is defined and b.hash_sum is defined and b.hash_sum is not none -%}
     {{ return(a.row_count == b.row_count and (not hashed or (a.hash_sum == b.hash_sum and a.hash_xor == b.hash_xor))) }}
+{% endmacro %}
+
+
+{#- A check the write observed (_plan_clustered_write's observe_source: {'observed_token': t}) filled
+    in with the rows that write read (observed_row_checksum takes them once); any other check as it is. -#}
+{% macro _observed_check(check) %}
+    {%- if check is mapping and 'observed_token' in check and 'row_count' not in check -%}
+        {%- set row = spark_clustering._call_extension('observed_row_checksum', {'token': check.observed_token},
+                                                       ['row_count', 'hash_sum', 'hash_xor'])[0] -%}
+        {%- do check.update({'row_count': row.row_count | int, 'hash_sum': row.hash_sum | int, 'hash_xor': row.hash_xor | int}) -%}
+    {%- endif -%}
+    {{ return(check) }}
 {% endmacro %}
 
 

@@ -4,6 +4,9 @@ import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.sparkclustering.commit.DropSidecarTable
+import org.apache.spark.sql.sparkclustering.commit.ObserveRowChecksum
+import org.apache.spark.sql.sparkclustering.commit.ObservedRowChecksumRows
+import org.apache.spark.sql.sparkclustering.commit.ObservedRowChecksums
 import org.apache.spark.sql.sparkclustering.commit.ReclusterStagePending
 import org.apache.spark.sql.sparkclustering.commit.ReplacedFile
 import org.apache.spark.sql.sparkclustering.commit.RewriteRequest
@@ -198,6 +201,11 @@ private[sparkclustering] object SparkClusteringTableFunctions {
         "promote, backup drop) under the lease, then release it") { a =>
       SwapStagingTable(a.string(0, "table"), a.string(1, "lease_token"), a.string(2, "what"))
     },
+    function("observed_row_checksum", 1, "observed_row_checksum(token)",
+      "(token) - the checksum (row_count, hash_sum, hash_xor: as row_checksum) of the rows the write whose query " +
+        "called observe_row_checksum(token, ...) read, taken once") { a =>
+      ObservedRowChecksumRows(a.string(0, "token"))
+    },
     function("observed_workload", 1, "observed_workload('db.table')",
       "(table) - the boxes {column: [lo, hi]} the scans of a clustered table filtered on (box JSON, " +
         "queries, last_seen), recorded at planning time") { a =>
@@ -251,6 +259,19 @@ private[sparkclustering] object SparkClusteringFunctions {
     make(args)
   }
 
+  val observeRowChecksum: FunctionBuilder = args => {
+    if (args.length != 3) {
+      throw SparkClusteringErrors.wrongNumArgs("observe_row_checksum",
+        "3 (observe_row_checksum('token', cast(hash(a, b) as bigint), xxhash64(a, b)))", args.length)
+    }
+    if (!args.head.foldable || args.head.eval() == null) {
+      throw SparkClusteringErrors.invalidArgument("observe_row_checksum",
+        s"the token must be a constant string, got ${args.head.sql}")
+    }
+    val token = args.head.eval().toString
+    ObserveRowChecksum(token, args(1), args(2), ObservedRowChecksums.accumulator(token))
+  }
+
   val zorderKey: FunctionBuilder = curveBuilder("zorder_key", ZOrderKey(_))
   val hilbertKey: FunctionBuilder = curveBuilder("hilbert_key", HilbertKey(_))
 
@@ -301,6 +322,19 @@ private[sparkclustering] object SparkClusteringFunctions {
           |      > SELECT hilbert_key(1, 1, 1);
           |       2
           |  """.stripMargin),
-      hilbertKey)
+      hilbertKey),
+    (FunctionIdentifier("observe_row_checksum"),
+      info(classOf[ObserveRowChecksum].getName, "observe_row_checksum",
+        "observe_row_checksum(token, hash, xxhash) - true for every row; adds the row to the checksum kept under " +
+          "token (rows, sum of hash, xor of xxhash), which observed_row_checksum(token) reads once the query ran: " +
+          "how a recluster's write checks the rows it read without reading them again.",
+        """
+          |    Arguments:
+          |      * token - constant STRING naming the checksum.
+          |      * hash - BIGINT: cast(hash(columns) as bigint), as row_checksum takes it.
+          |      * xxhash - BIGINT: xxhash64(columns).
+          |  """.stripMargin,
+        ""),
+      observeRowChecksum)
   )
 }
