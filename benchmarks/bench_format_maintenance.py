@@ -84,6 +84,7 @@ from common.timing import timed
 from common.workloads import declared_workload, intersecting, make_workload
 from spark_clustering_dev.dbt import run_operation_json
 from spark_clustering_dev.paths import local
+from spark_clustering_dev.store_reads import StatementReads, store_bytes_read
 
 # run_dbt on the benchmarks' own dbt project (model format_table) with bench_table_formats' target/log folders
 dbt_run = dbt_runner("formats")
@@ -139,34 +140,11 @@ def forget_workload(spark, table: str) -> None:
     shutil.rmtree(Path(local(location)) / "_spark_clustering_workload" / name, ignore_errors=True)
 
 
-def store_bytes_read(spark) -> int:
-    """Bytes read from the local file system by this JVM so far (Hadoop's per-scheme statistics of
-    `file:`): data files, footers, logs and manifests alike, driver and executors (local mode). The
-    difference across a maintenance step is what it read, measured instead of assumed."""
-    total = 0
-    for stats in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics():
-        if stats.getScheme() == "file":
-            total += stats.getBytesRead()
-    return total
-
-
-class StatementReads:
-    """A dbt event callback (--statement-reads): the bytes read from the store between one SQL
-    statement's start and the next's, so a recluster's reads are told apart by statement."""
-
-    def __init__(self, spark) -> None:
-        self.spark, self.marks = spark, []  # (statement, store bytes read when it started)
-
-    def __call__(self, event) -> None:
-        if event.info.name == "SQLQuery":
-            self.marks.append((" ".join(event.data.sql.split()).split("*/", 1)[-1], store_bytes_read(self.spark)))
-
-    def report(self, layout: str) -> None:
-        ends = [b for _, b in self.marks[1:]] + [store_bytes_read(self.spark)]
-        read = sorted(((end - start, sql) for (sql, start), end in zip(self.marks, ends)), reverse=True)
-        print(f"  {layout}: bytes read per statement, the largest of {len(read)}:")
-        for n, sql in read[:8]:
-            print(f"    {n:>12,}  {sql[:160]}")
+def report_statement_reads(reads: StatementReads, layout: str) -> None:
+    read = reads.per_statement()
+    print(f"  {layout}: bytes read per statement, the largest of {len(read)}:")
+    for n, sql in read[:8]:
+        print(f"    {n:>12,}  {sql[:160]}")
 
 
 def totals_of(layouts: dict) -> dict[str, dict]:
@@ -398,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                                          prefix="recluster", schema=schema, vars=layout["vars"], project_dir=PROJECT,
                                          env=dbt_env("formats"), callbacks=[reads] if reads else None)
             if reads:
-                reads.report(name)
+                report_statement_reads(reads, name)
         else:
             for statement in layout["maintain"](layout["table"]):
                 spark.sql(statement).collect()

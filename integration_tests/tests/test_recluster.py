@@ -21,6 +21,7 @@ from harness.storage import BUCKET, STORAGES, database_on
 from spark_clustering_dev.dbt import DbtError, dbt_output, run_operation_json
 from spark_clustering_dev.metrics_reference import column_metrics
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, ROW_SQL, actual, data_files, expected, leftovers, location
+from spark_clustering_dev.store_reads import StatementReads
 
 FILE_ROWS = 2000
 
@@ -177,29 +178,6 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert_no_leftovers(spark, s, alias)
 
 
-def store_bytes_read(spark) -> int:
-    """Bytes this JVM read from the local file system so far (Hadoop's statistics of `file:`: data
-    files, footers, sidecars alike, driver and executors in local mode)."""
-    return sum(st.getBytesRead() for st in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics()
-               if st.getScheme() == "file")
-
-
-class StatementReads:
-    """A dbt event callback: the bytes read from the local store from one SQL statement's start to the
-    next's, per statement."""
-
-    def __init__(self, spark) -> None:
-        self.spark, self.marks = spark, []
-
-    def __call__(self, event) -> None:
-        if event.info.name == "SQLQuery":
-            self.marks.append((" ".join(event.data.sql.split()).split("*/", 1)[-1], store_bytes_read(self.spark)))
-
-    def per_statement(self) -> list[tuple[int, str]]:
-        ends = [b for _, b in self.marks[1:]] + [store_bytes_read(self.spark)]
-        return sorted(((end - start, sql) for (sql, start), end in zip(self.marks, ends)), reverse=True)
-
-
 def test_a_recluster_reads_its_files_for_the_write_and_the_check_only(spark, dbt, s):
     """A rewrite reads the rows of its files twice: its write, which takes the checksum of the rows it
     reads itself (observe_row_checksum), and the check of the staged copy. Its sample reads only the
@@ -258,7 +236,6 @@ def test_rows_a_recluster_did_not_read_fail_its_check_and_nothing_is_committed(s
     recluster_op(dbt, s, alias, final=True)
     assert actual(spark, table) == expected(spark, [(0, rows)])
     assert_no_leftovers(spark, s, alias)
-
 
 
 @pytest.mark.parametrize("how", ["project var", "skip_recluster", "min_new_rows", "within threshold", "run var",
