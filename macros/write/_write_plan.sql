@@ -136,10 +136,10 @@
             {#- each row goes straight to its file's task, so the write reads the source once (a
                 range partitioner's sampling job would read it, and count it, twice) -#}
             {%- set token = invocation_id ~ ':' ~ source_view ~ ':' ~ modules.datetime.datetime.utcnow().isoformat() -%}
-            {%- set quoted = spark_clustering._quoted_columns(column_names) -%}
+            {%- set row = spark_clustering._row_hashes(column_names) -%}
             {%- set from_sql = '(select * from ' ~ source_view ~ ' where observe_row_checksum('
-                               ~ spark_clustering._sql_literal(token, 'observe token') ~ ', cast(hash(' ~ quoted
-                               ~ ') as bigint), xxhash64(' ~ quoted ~ '))) as __sc_observed' -%}
+                               ~ spark_clustering._sql_literal(token, 'observe token') ~ ', ' ~ row.hash ~ ', '
+                               ~ row.xxhash ~ ')) as __sc_observed' -%}
             {%- set source_check = {'observed_token': token} -%}
         {%- else -%}
             {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
@@ -217,12 +217,12 @@
 {% macro _sample_and_count(source_view, cluster_names, fraction, seed=42, check_columns=none) %}
     {%- set pass = source_view ~ '_sample_pass' -%}
     {%- set columns = spark_clustering._quoted_columns(cluster_names) -%}
-    {%- set all_columns = spark_clustering._quoted_columns(check_columns) if check_columns else none -%}
+    {%- set row_hashes = spark_clustering._row_hashes(check_columns) if check_columns else none -%}
     {%- do run_query('cache lazy table ' ~ pass ~ ' as select count(*) as __sc_rows, collect_list(struct(' ~ columns
                      ~ ')) filter (where __sc_u < ' ~ fraction ~ ') as __sc_sampled'
                      ~ (', sum(__sc_h) as __sc_hash_sum, bit_xor(__sc_x) as __sc_hash_xor' if check_columns else '')
                      ~ ' from (select ' ~ columns ~ ', rand(' ~ seed ~ ') as __sc_u, spark_partition_id() as __sc_task'
-                     ~ ((', cast(hash(' ~ all_columns ~ ') as bigint) as __sc_h, xxhash64(' ~ all_columns ~ ') as __sc_x') if check_columns else '')
+                     ~ ((', ' ~ row_hashes.hash ~ ' as __sc_h, ' ~ row_hashes.xxhash ~ ' as __sc_x') if check_columns else '')
                      ~ ' from ' ~ source_view ~ ') group by __sc_task') -%}
     {%- set row = run_query('select coalesce(sum(__sc_rows), 0), coalesce(sum(size(__sc_sampled)), 0)'
                             ~ (', coalesce(sum(__sc_hash_sum), 0), coalesce(bit_xor(__sc_hash_xor), 0)' if check_columns else '')

@@ -17,6 +17,15 @@
 
 {#- The same three expressions, for a query that computes them alongside other aggregates. -#}
 {% macro _row_checksum_expressions(column_names) %}
+    {%- set row = spark_clustering._row_hashes(column_names) -%}
+    {{ return('count(*) as row_count, coalesce(sum(' ~ row.hash ~ '), 0) as hash_sum, coalesce(bit_xor(' ~ row.xxhash ~ '), 0) as hash_xor') }}
+{% endmacro %}
+
+
+{#- The two hashes of one row the checksum sums and xors ({hash, xxhash}: SQL), for every place that
+    takes a part of it (a sampling pass's per-task sums, the write's observe_row_checksum), so all
+    of them hash a row alike. -#}
+{% macro _row_hashes(column_names) %}
     {%- set cols = spark_clustering._quoted_columns(column_names) -%}
-    {{ return('count(*) as row_count, coalesce(sum(cast(hash(' ~ cols ~ ') as bigint)), 0) as hash_sum, coalesce(bit_xor(xxhash64(' ~ cols ~ ')), 0) as hash_xor') }}
+    {{ return({'hash': 'cast(hash(' ~ cols ~ ') as bigint)', 'xxhash': 'xxhash64(' ~ cols ~ ')'}) }}
 {% endmacro %}
