@@ -1,0 +1,74 @@
+"""Other engines on the package's tables: DuckDB's own Delta and Iceberg readers, loaded offline from
+their wheels (duckdb-extension-delta / -iceberg / -avro, pinned in requirements-dev.lock; nothing is
+downloaded: autoinstall is off), and the files each query made DuckDB read, from its profile.
+
+Used by test_delta_tables / test_iceberg_tables (harness/format_table_cases.py: answers equal to
+Spark's, files read equal to what the format's min/max allow) and bench_table_formats.py
+(--other-readers: files read per layout next to Spark's)."""
+from __future__ import annotations
+
+import glob
+import importlib
+import json
+import tempfile
+from pathlib import Path
+
+from spark_clustering_dev.paths import local
+
+# the extensions each format's reader needs, in load order (iceberg's reader loads avro's)
+EXTENSIONS = {"delta": ["delta"], "iceberg": ["avro", "iceberg"]}
+
+
+def _extension_file(name: str) -> str:
+    """The extension inside its wheel's package (duckdb_extension_<name>/extensions/v<duckdb>/)."""
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    import duckdb
+    found = glob.glob(str(Path(package.__path__[0], "extensions", f"v{duckdb.__version__}", f"{name}.duckdb_extension")))
+    if not found:
+        raise FileNotFoundError(f"no {name}.duckdb_extension for DuckDB {duckdb.__version__} in {package.__path__[0]}")
+    return found[0]
+
+
+class DuckDbReader:
+    """One DuckDB connection that reads tables of `table_format` ('delta' or 'iceberg') in place and
+    profiles every query (JSON, to a file of its own)."""
+
+    def __init__(self, table_format: str):
+        import duckdb
+        self.table_format = table_format
+        self.con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
+                                          "autoload_known_extensions": "false"})
+        for name in EXTENSIONS[table_format]:
+            self.con.execute(f"LOAD '{_extension_file(name)}'")
+        self._profile = Path(tempfile.mkdtemp(prefix="duckdb_profile_")) / "profile.json"
+        self.con.execute("PRAGMA enable_profiling = 'json'")
+        self.con.execute(f"PRAGMA profiling_output = '{self._profile}'")
+
+    def source(self, location: str) -> str:
+        """The table function that reads the table at `location` (a path or file: URI): delta_scan of
+        the table's folder, iceberg_scan of its newest metadata file (a table of a Hadoop or Hive
+        catalog: the metadata file names start with a version number)."""
+        path = local(location)
+        if self.table_format == "delta":
+            return f"delta_scan('{path}')"
+        newest = sorted(Path(path, "metadata").glob("*.metadata.json"))
+        if not newest:
+            raise FileNotFoundError(f"no Iceberg metadata file under {path}/metadata")
+        return f"iceberg_scan('{newest[-1]}')"
+
+    def query(self, sql: str) -> tuple[list[tuple], int]:
+        """The rows of `sql` and the data files its scan read ('Total Files Read' of the scan in
+        DuckDB's profile; 0 when no scan read a file)."""
+        rows = self.con.execute(sql).fetchall()
+        return rows, sum(_files_read(json.loads(self._profile.read_text())))
+
+    def close(self):
+        self.con.close()
+
+
+def _files_read(node: dict):
+    info = node.get("extra_info") or {}
+    if "Total Files Read" in info:
+        yield int(info["Total Files Read"])
+    for child in node.get("children", []):
+        yield from _files_read(child)
