@@ -3,7 +3,8 @@ same rows and the same number of files: files read by the box workload (the form
 counted by Spark's scan metrics) and build time. One format per run (a Spark session serves one).
 
     .venv/bin/python benchmarks/bench_table_formats.py --format delta|iceberg [--dataset lineitem|store_sales]
-        [--sf 1] [--files 64] [--queries 60] [--seed 11] [--build-runs 3] [--json build/bench/table_formats_<format>[_<dataset>].json]
+        [--sf 1] [--files 64] [--queries 60] [--seed 11] [--build-runs 3] [--other-readers]
+        [--json build/bench/table_formats_<format>[_<dataset>].json]
 
 Rows: TPC-H lineitem (SF 1 = 6,001,215 rows; generated offline by DuckDB's tpch extension, cached in
 build/bench/tpch/), clustering columns (l_shipdate, l_partkey, l_suppkey); or with --dataset
@@ -31,6 +32,9 @@ seeded boxes (one-, two-, three-column and point queries; common/workloads.py). 
 read (FileSourceScanExec numFiles for Delta; BatchScanExec resultDataFiles for Iceberg) summed over
 the workload, and the ideal (files whose min/max box meets the query box). Answers must be equal across layouts.
 Goals (issue 28): files read <= 0.8 x the best native layout's; package build <= 1.15 x CTAS ORDER BY.
+--other-readers: the same workload read by DuckDB's own Delta / Iceberg reader on every layout's table
+(spark_clustering_dev.other_readers: files read from DuckDB's profile); its answers must equal Spark's,
+and its files read are reported next to Spark's (goal, issue 51: <= 1.05 x Spark's on the package's tables).
 The maintenance half (appends, recluster vs the formats' maintenance): bench_format_maintenance.py.
 Prints a markdown table; asserts nothing.
 """
@@ -133,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--build-runs", type=int, default=3,
                         help="rounds of the package's builds and the CTAS ORDER BY, taking turns; the fastest of each counts")
+    parser.add_argument("--other-readers", action="store_true",
+                        help="also read every layout with DuckDB's Delta / Iceberg reader (files read, answers)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     fmt = args.format
@@ -166,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             info["files_read"] += files_read(df)
             info["ideal"] += len(intersecting(info["boxes"], q["box"]))
         assert len(answers) == 1, f"layouts disagree on {q['sql']}: {answers}"
+    if args.other_readers:
+        read_with_duckdb(spark, fmt, layouts, workload, source)
 
     natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}
     best_native = min(natives.values(), key=lambda v: v["files_read"])
@@ -179,11 +187,43 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {info['files']} | {info['files_read']} | {info['files_read'] / max(info['ideal'], 1):.2f} | "
               f"{info['files_read'] / max(best_native['files_read'], 1):.2f} | {info['build_seconds']} | "
               f"{info['build_seconds'] / baseline:.2f} |")
+    if args.other_readers:
+        print("\n| layout | files read: Spark | DuckDB | DuckDB / Spark |")
+        print("| --- | ---: | ---: | ---: |")
+        for name, info in layouts.items():
+            print(f"| {name} | {info['files_read']} | {info['duckdb_files_read']} | "
+                  f"{info['duckdb_files_read'] / max(info['files_read'], 1):.2f} |")
     print(f"\nbest native: {best_name}; goals: files read <= 0.8 x best native, build <= 1.15 x CTAS ORDER BY")
     write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, best_native=best_name,
                   **extras, declared_workload_seed=args.seed + 1,
                   layouts={k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()})
     return 0
+
+
+def read_with_duckdb(spark, fmt: str, layouts: dict, workload: list[dict], source: str):
+    """Every query of the workload on every layout's table through DuckDB's reader of the format:
+    its files read (info['duckdb_files_read']); its answers must equal Spark's."""
+    from spark_clustering_dev.other_readers import DuckDbReader
+
+    reader = DuckDbReader(fmt)
+    try:
+        for info in layouts.values():
+            location = spark.sql(f"describe table extended {info['table']}").where("col_name = 'Location'").first()[1]
+            table_source = reader.source(location)
+            info["duckdb_files_read"] = 0
+            for q in workload:
+                want = [tuple(r) for r in spark.sql(q["sql"].replace(source, info["table"])).collect()]
+                got, files = reader.query(q["sql"].replace(source, table_source))
+                assert [tuple(map(_number, r)) for r in got] == [tuple(map(_number, r)) for r in want], \
+                    f"DuckDB and Spark disagree on {info['table']}: {q['sql']}: {got} vs {want}"
+                info["duckdb_files_read"] += files
+    finally:
+        reader.close()
+
+
+def _number(value):
+    """Spark's Decimal and DuckDB's Decimal / float of the same sum compare as numbers."""
+    return float(value) if value is not None and not isinstance(value, (str, bool)) else value
 
 
 if __name__ == "__main__":
