@@ -204,12 +204,12 @@ def read_with_duckdb(spark, fmt: str, layouts: dict, workload: list[dict], sourc
     """Every query of the workload on every layout's table through DuckDB's reader of the format:
     its files read (info['duckdb_files_read']); its answers must equal Spark's."""
     from spark_clustering_dev.other_readers import DuckDbReader
+    from spark_clustering_dev.recluster_case import location
 
     reader = DuckDbReader(fmt)
     try:
         for info in layouts.values():
-            location = spark.sql(f"describe table extended {info['table']}").where("col_name = 'Location'").first()[1]
-            table_source = reader.source(location)
+            table_source = reader.source(location(spark, info["table"]))
             info["duckdb_files_read"] = 0
             for q in workload:
                 want = [tuple(r) for r in spark.sql(q["sql"].replace(source, info["table"])).collect()]

@@ -4,12 +4,12 @@ their PyPI wheels), as the report's three source tables (build_*) or as a parque
 generated file (DATASETS, lineitem_source: the data-skipping and format benchmarks)."""
 from __future__ import annotations
 
-import glob
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from common import BENCH
+from spark_clustering_dev.duckdb_wheels import wheel_extension
 
 
 @dataclass
@@ -44,27 +44,15 @@ def build_telemetry(spark, run_dbt, schema: str, rows: int, files: int) -> Datas
                    "event_id", files, count_rows(spark, table))
 
 
-def _wheel_extension_path(module, name: str) -> Path:
-    package_dir = Path(module.__file__).parent
-    found = sorted(glob.glob(str(package_dir / "extensions" / "*" / f"{name}.duckdb_extension")))
-    if not found:
-        raise FileNotFoundError(f"no {name}.duckdb_extension under {package_dir}")
-    return Path(found[-1])
-
-
 def tpcds_extension_path() -> Path:
     """The tpcds extension shipped inside the duckdb-extension-tpcds wheel (a plain `INSTALL tpcds`
     would download it from outside the package registries)."""
-    import duckdb_extension_tpcds
-
-    return _wheel_extension_path(duckdb_extension_tpcds, "tpcds")
+    return wheel_extension("tpcds")
 
 
 def tpch_extension_path() -> Path:
     """The tpch extension shipped inside the duckdb-extension-tpch wheel (same reason as tpcds)."""
-    import duckdb_extension_tpch
-
-    return _wheel_extension_path(duckdb_extension_tpch, "tpch")
+    return wheel_extension("tpch")
 
 
 def _generate_parquet(path: Path, setup: Callable[[], list[str]], table: str, order_column: str) -> Path:

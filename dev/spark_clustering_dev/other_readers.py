@@ -7,26 +7,14 @@ Spark's, files read equal to what the format's min/max allow) and bench_table_fo
 (--other-readers: files read per layout next to Spark's)."""
 from __future__ import annotations
 
-import glob
-import importlib
 import json
 import tempfile
 from pathlib import Path
 
-from spark_clustering_dev.paths import local
+from spark_clustering_dev.duckdb_wheels import wheel_extension
 
 # the extensions each format's reader needs, in load order (iceberg's reader loads avro's)
 EXTENSIONS = {"delta": ["delta"], "iceberg": ["avro", "iceberg"]}
-
-
-def _extension_file(name: str) -> str:
-    """The extension inside its wheel's package (duckdb_extension_<name>/extensions/v<duckdb>/)."""
-    package = importlib.import_module(f"duckdb_extension_{name}")
-    import duckdb
-    found = glob.glob(str(Path(package.__path__[0], "extensions", f"v{duckdb.__version__}", f"{name}.duckdb_extension")))
-    if not found:
-        raise FileNotFoundError(f"no {name}.duckdb_extension for DuckDB {duckdb.__version__} in {package.__path__[0]}")
-    return found[0]
 
 
 class DuckDbReader:
@@ -39,16 +27,15 @@ class DuckDbReader:
         self.con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
                                           "autoload_known_extensions": "false"})
         for name in EXTENSIONS[table_format]:
-            self.con.execute(f"LOAD '{_extension_file(name)}'")
+            self.con.execute(f"LOAD '{wheel_extension(name)}'")
         self._profile = Path(tempfile.mkdtemp(prefix="duckdb_profile_")) / "profile.json"
         self.con.execute("PRAGMA enable_profiling = 'json'")
         self.con.execute(f"PRAGMA profiling_output = '{self._profile}'")
 
-    def source(self, location: str) -> str:
-        """The table function that reads the table at `location` (a path or file: URI): delta_scan of
-        the table's folder, iceberg_scan of its newest metadata file (a table of a Hadoop or Hive
+    def source(self, path: Path) -> str:
+        """The table function that reads the table at local `path` (recluster_case.location): delta_scan
+        of the table's folder, iceberg_scan of its newest metadata file (a table of a Hadoop or Hive
         catalog: the metadata file names start with a version number)."""
-        path = local(location)
         if self.table_format == "delta":
             return f"delta_scan('{path}')"
         newest = sorted(Path(path, "metadata").glob("*.metadata.json"))

@@ -299,8 +299,8 @@ class FormatTableCases:
         strings included) it reads exactly the files whose bounds in the format's metadata meet
         them: another engine gets the layout, not only Spark."""
         from spark_clustering_dev.other_readers import DuckDbReader
+        from spark_clustering_dev.recluster_case import location
 
-        location = spark.sql(f"describe table extended {built}").where("col_name = 'Location'").first()[1]
         bounds = file_bounds(spark, table_format, built, ["a", "s"])
         prefix = "customer-reference-number-0000000000-"
         point = spark.sql(f"select a, s from {built} where id = 4321").first()
@@ -321,7 +321,7 @@ class FormatTableCases:
 
         reader = DuckDbReader(table_format)
         try:
-            source = reader.source(location)
+            source = reader.source(location(spark, built))
             for predicate, box in boxes.items():
                 query = f"select count(*), sum(id), min(s), max(a) from {{}} where {predicate}"
                 want = [tuple(r) for r in spark.sql(query.format(built)).collect()]
