@@ -104,14 +104,17 @@ def test_cluster_by_auto_takes_the_workload_columns_most_filtered_first(spark, d
 
 def test_recluster_keeps_the_recorded_layout(spark, dbt, s, src):
     boxes = skewed_boxes(BOUNDS, "t", "k", count=40, seed=3)
+    # one round: the new files alone are rewritten, among files the build cut
     vars_ = {"case_source": src, "case_alias": "auto_rc", "case_method": "auto", "case_cluster_by": COLUMNS,
-             "case_num_files": FILES, "case_workload": declared(boxes), "case_recluster": {"max_average_depth": 1.2}}
+             "case_num_files": FILES, "case_workload": declared(boxes),
+             "case_recluster": {"max_average_depth": 1.2, "max_rounds": 1}}
     dbt(["run", "--select", "cluster_case"], vars=vars_)
     before = properties(spark, f"{s}.auto_rc")
     # an append in insertion order: its two files span every column
     spark.sql(f"insert into {s}.auto_rc {ROW_SQL} from range({ROWS}, {ROWS + 40_000}, 1, 2)")
-    out = run_operation_json("recluster", {"relation": f"{s}.auto_rc", "final": True}, schema=s, vars=vars_)
+    out = run_operation_json("recluster", {"relation": f"{s}.auto_rc"}, schema=s, vars=vars_)
     assert out["decision"] == "reclustered", out
+    assert [r["files_replaced"] for r in out["rounds"]] == [2], out["rounds"]
     after = properties(spark, f"{s}.auto_rc")
     assert json.loads(after["spark_clustering.layout"]) == json.loads(before["spark_clustering.layout"]), (before, after)
     assert after["spark_clustering.layout_name"] == before["spark_clustering.layout_name"]
@@ -123,6 +126,37 @@ def test_recluster_keeps_the_recorded_layout(spark, dbt, s, src):
         return scanned(spark, table, boxes) / len(file_ranges(spark, table, COLUMNS))
 
     assert share(f"{s}.auto_rc") <= 0.9 * share(f"{s}.auto_uniform_h"), (share(f"{s}.auto_rc"), after)
+
+
+def test_a_recluster_of_every_file_chooses_the_layout_again(spark, dbt, s, src):
+    """A full recluster leaves no file to fit: the k-d tree is cut again on the rows as they are now,
+    where the build's cuts would put the appended rows (all in the lowest tenth of t) in a few leaves."""
+    boxes = skewed_boxes(BOUNDS, "t", "k", count=40, seed=3)
+    table = f"{s}.auto_refit"
+    vars_ = {"case_source": src, "case_alias": "auto_refit", "case_method": "auto", "case_cluster_by": COLUMNS,
+             "case_num_files": FILES, "case_workload": declared(boxes), "case_recluster": {"max_average_depth": 1.2}}
+    dbt(["run", "--select", "cluster_case"], vars=vars_)
+    before = properties(spark, table)
+    assert before["spark_clustering.layout_name"].startswith("kdtree("), before
+    dense_sql = ROW_SQL.replace("pmod(xxhash64(id, 1), 100000)", "pmod(xxhash64(id, 1), 10000)")
+    spark.sql(f"insert into {table} {dense_sql} from range({ROWS}, {2 * ROWS}, 1, 2)")
+    files_before = len(file_ranges(spark, table, COLUMNS))
+    out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s, vars=vars_)
+    assert out["decision"] == "reclustered", out
+    # the last round merged what the earlier ones left: every file of the table
+    at_last_round = files_before + sum(r["files_written"] - r["files_replaced"] for r in out["rounds"][:-1])
+    assert out["rounds"][-1]["files_replaced"] == at_last_round, (files_before, out["rounds"])
+    after = properties(spark, table)
+    assert json.loads(after["spark_clustering.layout"]) != json.loads(before["spark_clustering.layout"]), (before, after)
+    assert after["spark_clustering.layout_name"].startswith("kdtree("), after
+    spark.sql(f"create or replace temporary view auto_refit_all as {ROW_SQL} from range({ROWS}) "
+              f"union all {dense_sql} from range({ROWS}, {2 * ROWS})")
+    assert fingerprint(spark, table, ["id", *COLUMNS, "payload"]) == fingerprint(spark, "auto_refit_all")
+    # the new cuts hold about equal rows per file, as a build's do; the build's cuts would hold the
+    # 120,000 appended rows in the leaves of the lowest tenth of t
+    ranges = file_ranges(spark, table, COLUMNS)
+    assert len(ranges) == FILES and overlapping_pairs(ranges) == [], (len(ranges), overlapping_pairs(ranges)[:3])
+    assert max(r["n"] for r in ranges) <= 1.3 * 2 * ROWS / FILES, sorted(r["n"] for r in ranges)
 
 
 # k follows t (k = t + up to 3 % of the span): a curve's grid cells on (t, k) are mostly empty
@@ -169,12 +203,13 @@ def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt
     for c in COLUMNS:
         assert max_depth(ranges, c) <= fresh[c], (c, max_depth(ranges, c), fresh)
 
-    # a recluster quantizes its own rows, and still routes them by the recorded cuts (values)
+    # a recluster of the new files quantizes its own rows, and still routes them by the recorded cuts (values)
     spark.sql(f"insert into {table} {CORRELATED_SQL} from range({ROWS}, {ROWS + 30_000}, 1, 2)")
     vars_ = {"case_source": source, "case_alias": "auto_corr", "case_method": "auto", "case_cluster_by": COLUMNS,
-             "case_num_files": FILES, "case_workload": declared(boxes), "case_recluster": {"max_average_depth": 1.2}}
-    out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s, vars=vars_)
-    assert out["decision"] == "reclustered", out
+             "case_num_files": FILES, "case_workload": declared(boxes),
+             "case_recluster": {"max_average_depth": 1.2, "max_rounds": 1}}
+    out = run_operation_json("recluster", {"relation": table}, schema=s, vars=vars_)
+    assert out["decision"] == "reclustered" and [r["files_replaced"] for r in out["rounds"]] == [2], out
     assert json.loads(properties(spark, table)["spark_clustering.layout"]) == layout
     spark.sql(f"create or replace temporary view auto_corr_all as {CORRELATED_SQL} from range({ROWS + 30_000})")
     assert fingerprint(spark, table, ["id", *COLUMNS, "payload"]) == fingerprint(spark, "auto_corr_all")

@@ -62,7 +62,10 @@
     cluster_num_files taken as the table's share); a checksum of every row, whatever
     cluster_validate says (a selection is small), taken by the write itself where it can
     (observe_source); the rows known from the files' statistics, so no
-    count(*) scan. An `auto` table's first recluster chooses its layout; every later one keeps it. -#}
+    count(*) scan. An `auto` table's first recluster chooses its layout. A later one keeps it, so
+    the rewritten files fit the files left alone, unless it rewrites every file of an unpartitioned
+    table: then nothing is left to fit, and the layout is chosen again on the rows and the workload
+    as they are now (a k-d tree re-cut where the rows have grown or moved since the build). -#}
 {% macro _recluster_rewrite_plan(relation, state, selection, settings, source_view) %}
     {%- set cfg = settings.cfg -%}
     {%- if cfg.num_files -%}
@@ -74,9 +77,17 @@
     {%- set plan_cfg = {} -%}
     {%- do plan_cfg.update(cfg) -%}
     {%- do plan_cfg.update({'num_files': files, 'validate': 'checksum'}) -%}
+    {%- set refit = cfg.method == 'auto' and cfg.layout is not none and state.scopes | length == 1
+                    and selection.files | length == state.files | length
+                    and spark_clustering._workload_columns(cfg.workload, cfg.cluster_by) | length > 0 -%}
+    {%- if refit -%}
+        {{ log('spark_clustering: recluster ' ~ settings.label ~ ': every file is rewritten: the layout is chosen again '
+               ~ '(was ' ~ spark_clustering._layout_name(cfg.layout) ~ ')', info=true) }}
+        {%- do plan_cfg.update({'layout': none}) -%}
+    {%- endif -%}
     {%- set plan = spark_clustering._plan_clustered_write(source_view, plan_cfg, relation, 'recluster ' ~ settings.label,
                                                          row_count=selection.rows, observe_source=true) -%}
-    {%- if plan.layout_choice and cfg.layout is none -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
+    {%- if plan.layout_choice and (cfg.layout is none or refit) -%}{%- do cfg.update({'layout': plan.layout_choice.spec}) -%}{%- endif -%}
     {{ spark_clustering._test_hook('recluster.after_plan') }}
     {{ return(plan) }}
 {% endmacro %}
