@@ -1,6 +1,7 @@
 """Other engines on the package's tables: DuckDB's own Delta and Iceberg readers, loaded offline from
 their wheels (duckdb-extension-delta / -iceberg / -avro, pinned in requirements-dev.lock; nothing is
-downloaded: autoinstall is off), and the files each query made DuckDB read, from its profile.
+downloaded: autoinstall is off), and the files each query made DuckDB read, from its profile; and
+pyarrow datasets of a table's data files, which skip row groups by the Parquet footers' statistics.
 
 Used by test_delta_tables / test_iceberg_tables (harness/format_table_cases.py: answers equal to
 Spark's, files read equal to what the format's min/max allow) and bench_table_formats.py
@@ -59,3 +60,24 @@ def _files_read(node: dict):
         yield int(info["Total Files Read"])
     for child in node.get("children", []):
         yield from _files_read(child)
+
+
+class PyArrowReader:
+    """A pyarrow dataset of a table's data files (the paths its current version holds, as the format's
+    own metadata or the listing gives them): what a reader that has only the Parquet footers gets.
+    pyarrow keeps the row groups whose footer statistics may meet the filter and reads nothing else
+    of a file whose row groups it all drops (the footer aside)."""
+
+    def __init__(self, files):
+        import pyarrow.dataset as ds
+        self.dataset = ds.dataset(sorted(str(f) for f in files), format="parquet")
+
+    def query(self, filter_expression, columns: list[str]):
+        """(the rows of `columns` that meet `filter_expression`, as a pyarrow Table; the files of
+        which pyarrow reads a row group; the row groups it reads)."""
+        files = row_groups = 0
+        for fragment in self.dataset.get_fragments():
+            kept = fragment.subset(filter=filter_expression, schema=self.dataset.schema).num_row_groups
+            files += kept > 0
+            row_groups += kept
+        return self.dataset.to_table(columns=columns, filter=filter_expression), files, row_groups

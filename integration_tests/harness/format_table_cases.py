@@ -65,6 +65,43 @@ def row_bounds(spark, table_format: str, table: str, columns: list[str]) -> dict
             for r in spark.sql(f"select {file_col} as f, count(*) as n, {aggs} from {table} group by 1").collect()}
 
 
+def reader_predicates(spark, table: str) -> list[dict]:
+    """What the other readers' tests ask of the `built` table: per predicate its Spark SQL, the same
+    as a pyarrow expression, and its box on the clustering columns (a, s), or None where only the
+    answers are compared (OR, IN, LIKE, a column that is not clustered). The strings of s share
+    their first 37 characters."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    prefix = "customer-reference-number-0000000000-"
+    point = spark.sql(f"select a, s from {table} where id = 4321").first()
+    a, s, b = ds.field("a"), ds.field("s"), ds.field("b")
+
+    def case(sql, arrow, box=None):
+        return {"sql": sql, "arrow": arrow, "box": box}
+
+    return [
+        case("a between 1000 and 9000", (a >= 1000) & (a <= 9000), {"a": (1000, 9000)}),
+        case("a >= 90000", a >= 90000, {"a": (90000, None)}),
+        case(f"s between '{prefix}0100000' and '{prefix}0300000'", (s >= f"{prefix}0100000") & (s <= f"{prefix}0300000"),
+             {"s": (f"{prefix}0100000", f"{prefix}0300000")}),
+        case(f"a between 40000 and 60000 and s >= '{prefix}0500000'", (a >= 40000) & (a <= 60000) & (s >= f"{prefix}0500000"),
+             {"a": (40000, 60000), "s": (f"{prefix}0500000", None)}),
+        case(f"a = {point.a} and s = '{point.s}'", (a == point.a) & (s == point.s),
+             {"a": (point.a, point.a), "s": (point.s, point.s)}),
+        case("a < 3000 or a > 97000", (a < 3000) | (a > 97000)),
+        case("a in (17, 50017, 99917)", a.isin([17, 50017, 99917])),
+        case(f"s like '{prefix}00%'", pc.starts_with(s, f"{prefix}00")),
+        case("b > 30000.5", b > 30000.5),
+    ]
+
+
+def files_meeting(bounds: dict[str, dict], box: dict) -> int:
+    """The files (file_bounds) whose [min, max] meet `box` ({column: (lo or None, hi or None)})."""
+    return sum(1 for f in bounds.values()
+               if all((lo is None or f[c][1] >= lo) and (hi is None or f[c][0] <= hi) for c, (lo, hi) in box.items()))
+
+
 def versions(spark, table_format: str, table: str) -> list[int]:
     """Every version of the table, oldest first: Delta log versions, Iceberg snapshot ids."""
     if table_format == "delta":
@@ -302,38 +339,44 @@ class FormatTableCases:
         from spark_clustering_dev.recluster_case import location
 
         bounds = file_bounds(spark, table_format, built, ["a", "s"])
-        prefix = "customer-reference-number-0000000000-"
-        point = spark.sql(f"select a, s from {built} where id = 4321").first()
-        boxes = {  # predicate -> its box on (a, s), or None: answers only
-            "a between 1000 and 9000": {"a": (1000, 9000)},
-            "a >= 90000": {"a": (90000, None)},
-            f"s between '{prefix}0100000' and '{prefix}0300000'": {"s": (f"{prefix}0100000", f"{prefix}0300000")},
-            f"a between 40000 and 60000 and s >= '{prefix}0500000'": {"a": (40000, 60000), "s": (f"{prefix}0500000", None)},
-            f"a = {point.a} and s = '{point.s}'": {"a": (point.a, point.a), "s": (point.s, point.s)},
-            "a < 3000 or a > 97000": None,
-            "a in (17, 50017, 99917)": None,
-            f"s like '{prefix}00%'": None,
-            "b > 30000.5": None,
-        }
-
-        def meets(file, box):
-            return all((lo is None or file[c][1] >= lo) and (hi is None or file[c][0] <= hi) for c, (lo, hi) in box.items())
-
         reader = DuckDbReader(table_format)
         try:
             source = reader.source(location(spark, built))
-            for predicate, box in boxes.items():
-                query = f"select count(*), sum(id), min(s), max(a) from {{}} where {predicate}"
+            for case in reader_predicates(spark, built):
+                query = f"select count(*), sum(id), min(s), max(a) from {{}} where {case['sql']}"
                 want = [tuple(r) for r in spark.sql(query.format(built)).collect()]
                 got, files = reader.query(query.format(source))
-                assert got == want, (predicate, got, want)
-                if box is not None:
-                    ideal = sum(1 for f in bounds.values() if meets(f, box))
+                assert got == want, (case["sql"], got, want)
+                if case["box"] is not None:
                     # and skips files: a range of s among strings that share 37 characters
                     # too, which bounds cut to 32 (Delta) or 16 (Iceberg) could not tell apart
-                    assert files == ideal < FILES, (predicate, files, ideal)
+                    ideal = files_meeting(bounds, case["box"])
+                    assert files == ideal < FILES, (case["sql"], files, ideal)
         finally:
             reader.close()
+
+    def test_pyarrow_reads_the_tables_files_with_sparks_answers_and_skips_what_the_bounds_allow(self, spark, built,
+                                                                                                table_format):
+        """A pyarrow dataset of the files the table's current version holds (what a reader with only the
+        Parquet footers gets, e.g. of the files a format's log lists): every answer equal to Spark's
+        on the predicates of the DuckDB test, and on the ranges and boxes of the clustering columns it
+        reads row groups of exactly the files whose bounds in the format's metadata meet them: the
+        package's footers carry its layout as the format's metadata does."""
+        import pyarrow.compute as pc
+
+        from spark_clustering_dev.other_readers import PyArrowReader
+
+        bounds = file_bounds(spark, table_format, built, ["a", "s"])
+        reader = PyArrowReader(local(f) for f in live_files(spark, table_format, built))
+        assert len(reader.dataset.files) == FILES
+        for case in reader_predicates(spark, built):
+            want = tuple(spark.sql(f"select count(*), sum(id), min(s), max(a) from {built} where {case['sql']}").first())
+            rows, files, _ = reader.query(case["arrow"], ["id", "a", "s"])
+            got = (rows.num_rows, pc.sum(rows["id"]).as_py(), pc.min(rows["s"]).as_py(), pc.max(rows["a"]).as_py())
+            assert got == want, (case["sql"], got, want)
+            if case["box"] is not None:
+                ideal = files_meeting(bounds, case["box"])
+                assert files == ideal < FILES, (case["sql"], files, ideal)
 
     def test_a_table_of_another_format_is_never_replaced(self, spark, dbt, sources, table_format):
         table = f"{sources}.plain_first"
