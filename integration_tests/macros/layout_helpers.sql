@@ -39,3 +39,14 @@
     {%- endfor -%}
     {{ print('kdtree_fits: ' ~ tojson(result)) }}
 {% endmacro %}
+
+
+{#- Test-only: the slabs recluster()'s cost policy takes a rewrite of `files` files under the k-d
+    tree `layout` to cut each clustering column into (_recluster_cost_curve_columns), as one JSON
+    line "cost_slabs: {column: slabs}". -#}
+{% macro cost_slabs(layout, cluster_by, files) %}
+    {%- set columns = spark_clustering._recluster_cost_curve_columns({'cfg': {'method': 'auto', 'layout': layout, 'cluster_by': cluster_by}}) -%}
+    {%- set slabs = {} -%}
+    {%- for name in cluster_by -%}{%- do slabs.update({name: files ** columns.kdtree.get(loop.index0, 0)}) -%}{%- endfor -%}
+    {{ print('cost_slabs: ' ~ tojson(slabs)) }}
+{% endmacro %}

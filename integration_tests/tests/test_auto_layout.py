@@ -3,6 +3,7 @@ recorded, kept by recluster() and shown by the audit; files scanned are measured
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -171,6 +172,24 @@ def overlapping_pairs(ranges):
             if all(a[f"{c}__lo"] <= b[f"{c}__hi"] and b[f"{c}__lo"] <= a[f"{c}__hi"] for c in COLUMNS)]
 
 
+def kdtree_slabs(layout) -> dict:
+    """Per column the slabs of the k-d tree's grid equivalent: 2 ** (its cuts on a leaf's path from
+    the root, averaged over the leaves), heap-numbered nodes as _kdtree_leaf_sql cuts them."""
+    cuts = {c: 0 for c in COLUMNS}
+
+    def walk(node, files, path):
+        if files == 1:
+            for column in path:
+                cuts[column] += 1
+            return
+        column = layout["columns"][layout["cuts"][str(node)][0]]
+        walk(2 * node, files // 2, [*path, column])
+        walk(2 * node + 1, files - files // 2, [*path, column])
+
+    walk(1, layout["files"], [])
+    return {c: 2 ** (n / layout["files"]) for c, n in cuts.items()}
+
+
 def max_depth(ranges, column):
     """The most files whose [lo, hi] on `column` hold one value."""
     return max(sum(r[f"{column}__lo"] <= x <= r[f"{column}__hi"] for r in ranges)
@@ -202,6 +221,11 @@ def test_correlated_columns_get_a_kdtree_of_files_that_do_not_overlap(spark, dbt
     fresh = run_operation_json("fresh_depths", {"layout": layout, "files": FILES}, schema=s)
     for c in COLUMNS:
         assert max_depth(ranges, c) <= fresh[c], (c, max_depth(ranges, c), fresh)
+    # the cost policy's estimate takes the tree as a grid of F^e_c slabs per column (e_c: its share
+    # of the cuts on the paths to the leaves), whose cells are the 16 leaves: no overlap, as a curve has
+    slabs = run_operation_json("cost_slabs", {"layout": layout, "cluster_by": COLUMNS, "files": FILES}, schema=s)
+    assert slabs == pytest.approx(kdtree_slabs(layout)), (slabs, layout)
+    assert math.prod(slabs.values()) == pytest.approx(FILES), slabs
 
     # a recluster of the new files quantizes its own rows, and still routes them by the recorded cuts (values)
     spark.sql(f"insert into {table} {CORRELATED_SQL} from range({ROWS}, {ROWS + 30_000}, 1, 2)")

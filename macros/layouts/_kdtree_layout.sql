@@ -75,6 +75,24 @@
 {% endmacro %}
 
 
+{#- Per column (an index into spec.columns) the leaves whose path from the root has a cut on it,
+    counted once per such cut, and under 'all' every cut of every path: a node of f leaves cut on c
+    adds f to c's count. {'all': n, index: n, ...}. -#}
+{% macro _kdtree_cut_weights(spec, node=1, files=none) %}
+    {%- set files = spec.files if files is none else files -%}
+    {%- set weights = {'all': 0} -%}
+    {%- if files > 1 -%}
+        {%- set column = spec.cuts[node | string][0] -%}
+        {%- do weights.update({'all': files, column: files}) -%}
+        {%- for child in [spark_clustering._kdtree_cut_weights(spec, 2 * node, files // 2),
+                          spark_clustering._kdtree_cut_weights(spec, 2 * node + 1, files - files // 2)] -%}
+            {%- for key, value in child.items() -%}{%- do weights.update({key: weights.get(key, 0) + value}) -%}{%- endfor -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(weights) }}
+{% endmacro %}
+
+
 {#- Bits per id of the curve that orders the rows within a leaf: the leaf takes the high bits of
     the BIGINT key, the ids as many of their high bits as fit below it. -#}
 {% macro _kdtree_inner_bits(spec, layout) %}

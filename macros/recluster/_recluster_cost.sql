@@ -11,7 +11,8 @@
                F x prod_c min(1, f_c + 1/s_c): f_c the share of the selection's rows inside the box
                on column c (each file's rows taken as spread evenly over its [min, max]), s_c the
                slabs the layout cuts c into (a curve over k columns: F^(1/k) / 1.2 each, its files
-               overlapping more than a grid's cells; linear: F on its first column, 1 on the others)
+               overlapping more than a grid's cells; linear: F on its first column, 1 on the others;
+               a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead: a rewrite
@@ -318,9 +319,14 @@
                 {%- for g in b.groups[:size] -%}{%- set nsi.rows = nsi.rows + g.inside.get(f[0], 0) -%}{%- endfor -%}
                 {#- a curve's files overlap more than a grid's cells (a fresh curve is ~1.4 x as deep as
                     a grid, _curve_depth; a curve of 2^k files is the grid itself): F^(1/k) / 1.2 slabs,
-                    between the two, as measured (macros/recluster/recluster.yml) -#}
-                {%- set slabs = [1, new_count ** (1.0 / slab_columns.count) / 1.2] | max if f[0] in slab_columns.curve
-                                else (new_count if f[0] == slab_columns.lead else 1) -%}
+                    between the two, as measured (macros/recluster/recluster.yml); a k-d tree's leaves
+                    do not overlap: F^e_c slabs, e_c the share of its cuts that fall on c -#}
+                {%- if slab_columns.kdtree is not none -%}
+                    {%- set slabs = [1, new_count ** slab_columns.kdtree.get(f[0], 0)] | max -%}
+                {%- else -%}
+                    {%- set slabs = [1, new_count ** (1.0 / slab_columns.count) / 1.2] | max if f[0] in slab_columns.curve
+                                    else (new_count if f[0] == slab_columns.lead else 1) -%}
+                {%- endif -%}
                 {%- set part = nsi.rows / [rows, 1] | max -%}
                 {%- set nsb.share = nsb.share * ((0 if part == 0 else [1.0, part + 1.0 / slabs] | min)) -%}
             {%- endfor -%}
@@ -343,18 +349,29 @@
 
 
 {#- Which clustering columns (by index) a rewrite cuts into slabs, as _recluster_cost_scope needs
-    them: {curve: [indexes], count: k, lead: index or none}. hilbert / zorder: a curve over every
-    column; linear: its first column only; auto: a curve over the columns of the recorded layout. -#}
+    them: {curve: [indexes], count: k, lead: index or none, kdtree: none or {index: e_c}}. hilbert /
+    zorder: a curve over every column; linear: its first column only; auto: a curve over the columns
+    of the recorded layout, or its k-d tree, which cuts F files into F^e_c slabs of column c (e_c:
+    the share of the cuts on a leaf's path from the root that are on c, over all leaves). -#}
 {% macro _recluster_cost_curve_columns(settings) %}
     {%- set cfg = settings.cfg -%}
     {%- set lowered = cfg.cluster_by | map('lower') | list -%}
     {%- if cfg.method == 'linear' -%}
-        {{ return({'curve': [], 'count': 1, 'lead': 0}) }}
+        {{ return({'curve': [], 'count': 1, 'lead': 0, 'kdtree': none}) }}
     {%- endif -%}
-    {%- set names = (cfg.layout['columns'] if cfg.method == 'auto' and cfg.layout else cfg.cluster_by) | map('lower') | list -%}
+    {%- set layout = cfg.layout if cfg.method == 'auto' and cfg.layout else none -%}
+    {%- set names = (layout['columns'] if layout else cfg.cluster_by) | map('lower') | list -%}
     {%- set curve = [] -%}
     {%- for name in names if name in lowered -%}{%- do curve.append(lowered.index(name)) -%}{%- endfor -%}
-    {{ return({'curve': curve, 'count': [curve | length, 1] | max, 'lead': none}) }}
+    {%- set kdtree = none -%}
+    {%- if layout and layout['curve'] == 'kdtree' and layout['files'] > 1 -%}
+        {%- set weights = spark_clustering._kdtree_cut_weights(layout) -%}
+        {%- set kdtree = {} -%}
+        {%- for name in names if name in lowered -%}
+            {%- do kdtree.update({lowered.index(name): weights.get(loop.index0, 0) / weights['all']}) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return({'curve': curve, 'count': [curve | length, 1] | max, 'lead': none, 'kdtree': kdtree}) }}
 {% endmacro %}
 
 
