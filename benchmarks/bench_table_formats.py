@@ -230,11 +230,7 @@ def read_with_pyarrow(spark, layouts: dict, workload: list[dict], source: str, m
     """Every query of the workload as a pyarrow dataset of each layout's live data files reads it
     (the footers' row-group statistics, nothing of the format's log): its files and row groups read
     (info['pyarrow_files_read'], info['pyarrow_row_groups_read']); its count and sum must equal Spark's."""
-    import operator
-    from functools import reduce
-
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     from spark_clustering_dev.other_readers import PyArrowReader
 
@@ -242,8 +238,7 @@ def read_with_pyarrow(spark, layouts: dict, workload: list[dict], source: str, m
         reader = PyArrowReader(local(f["path"]) for f in info["boxes"])
         info.update(pyarrow_files_read=0, pyarrow_row_groups_read=0)
         for q in workload:
-            expression = reduce(operator.and_, [(ds.field(c) >= lo) & (ds.field(c) <= hi) for c, (lo, hi) in q["box"].items()])
-            rows, files, row_groups = reader.query(expression, [measure])
+            rows, files, row_groups = reader.query(PyArrowReader.box_filter(q["box"]), [measure])
             got = (rows.num_rows, pc.sum(rows[measure]).as_py())
             want = tuple(spark.sql(q["sql"].replace(source, info["table"])).first())
             assert tuple(map(_number, got)) == tuple(map(_number, want)), \

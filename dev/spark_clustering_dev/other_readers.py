@@ -72,6 +72,15 @@ class PyArrowReader:
         import pyarrow.dataset as ds
         self.dataset = ds.dataset(sorted(str(f) for f in files), format="parquet")
 
+    @staticmethod
+    def box_filter(box: dict):
+        """The pyarrow expression of a box {column: (lo, hi)}: every column within its bounds."""
+        import operator
+        from functools import reduce
+
+        import pyarrow.dataset as ds
+        return reduce(operator.and_, [(ds.field(c) >= lo) & (ds.field(c) <= hi) for c, (lo, hi) in box.items()])
+
     def query(self, filter_expression, columns: list[str]):
         """(the rows of `columns` that meet `filter_expression`, as a pyarrow Table; the files of
         which pyarrow reads a row group; the row groups it reads)."""

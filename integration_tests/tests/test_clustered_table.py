@@ -1,16 +1,11 @@
 """`clustered_table` on the embedded session: rows preserved, files tight, edge data, failures safe."""
 from __future__ import annotations
 
-import operator
-from functools import reduce
-from pathlib import Path
-
 import pytest
 
 from harness.plans import skipping_summary
 from spark_clustering_dev.dbt import DbtError, run_operation_json
 from spark_clustering_dev.layout import fingerprint, file_ranges, mean_files_scanned, mean_width_ratio, random_boxes
-from spark_clustering_dev.paths import local
 
 ROWS = 100_000
 
@@ -133,21 +128,20 @@ def test_pyarrow_reads_the_files_spark_reads(spark, clustered_64):
     no extension, only the Parquet footers): every answer equal to Spark's, and it reads row groups
     of exactly the files whose [min, max] meet the box, the files the package's skipping keeps."""
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     from spark_clustering_dev.other_readers import PyArrowReader
+    from spark_clustering_dev.recluster_case import location
 
     table = clustered_64["hilbert"]
     ranges = file_ranges(spark, table, ["a", "b", "c"])
-    files = [p for p in Path(local(_table_location(spark, table))).iterdir() if p.name.endswith(".parquet")]
+    files = [p for p in location(spark, table).iterdir() if p.name.endswith(".parquet")]
     assert len(files) == 64, files
     reader = PyArrowReader(files)
     for box in random_boxes(spark, clustered_64["insertion"], ["a", "b", "c"], count=8, fraction=0.3, seed=5):
         # the integer columns' bounds as integers, so neither engine casts the column
         box = {c: ((int(lo), int(hi)) if c != "b" else (lo, hi)) for c, (lo, hi) in box.items()}
         where = " and ".join(f"{c} between {lo} and {hi}" for c, (lo, hi) in box.items())
-        expression = reduce(operator.and_, [(ds.field(c) >= lo) & (ds.field(c) <= hi) for c, (lo, hi) in box.items()])
-        rows, read, _ = reader.query(expression, ["id"])
+        rows, read, _ = reader.query(PyArrowReader.box_filter(box), ["id"])
         want = tuple(spark.sql(f"select count(*), sum(id) from {table} where {where}").first())
         assert (rows.num_rows, pc.sum(rows["id"]).as_py()) == want, (box, want)
         assert read == round(mean_files_scanned(ranges, [box])) < 64, (box, read)
