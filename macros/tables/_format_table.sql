@@ -92,13 +92,20 @@
 
 {#- The rewritten rows, written by the format's writer into a staging table of the same format in
     the staging directory (its statistics exact for the clustering columns, as the table's), and
-    checked by their checksum. -#}
+    checked by their checksum: the checksum of the rows the writer received and the row count the
+    format's metadata holds (count(*), which Delta and Iceberg answer from their log and manifests)
+    where the write observed them, otherwise the checksum of the staged rows read back. -#}
 {% macro _format_stage(staging, settings, plan, staging_dir, prefix, lease) %}
     {% call statement('spark_clustering_recluster_stage') -%}
-        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir, plan.select_sql,
+        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir,
+                                                     plan.written_check.select_sql if plan.written_check else plan.select_sql,
                                                      settings.kind.exact_stats_properties(plan.column_names, plan.cluster_by)) }}
     {%- endcall %}
     {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
+    {%- if plan.written_check -%}
+        {%- set counted = {'row_count': run_query('select count(*) from ' ~ staging).rows[0][0] | int, 'file_bytes': 0} -%}
+        {{ return(spark_clustering._written_check(counted, plan.written_check)) }}
+    {%- endif -%}
     {%- set staged = spark_clustering.row_checksum(staging, plan.column_names) -%}
     {{ return({'row_count': staged.row_count, 'hash_sum': staged.hash_sum, 'hash_xor': staged.hash_xor, 'file_bytes': 0}) }}
 {% endmacro %}

@@ -113,9 +113,15 @@ select * from table_file_stats({{ spark_clustering._sql_literal(relation.schema 
         {{ return(staged) }}
     {%- endif -%}
     {% call statement('spark_clustering_recluster_stage') -%}
-        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir, plan.select_sql) }}
+        {{ spark_clustering._create_staging_table_as(staging, settings.cfg, staging_dir,
+                                                     plan.written_check.select_sql if plan.written_check else plan.select_sql) }}
     {%- endcall %}
     {%- do spark_clustering._test_hook('recluster.after_staging_write') -%}
+    {%- if plan.written_check -%}
+        {#- the rows from the files' footers (a file lost, truncated or doubled changes them), the
+            checksum of the rows the writer received -#}
+        {{ return(spark_clustering._written_check(spark_clustering._staged_count(staging, plan.column_names), plan.written_check)) }}
+    {%- endif -%}
     {{ return(spark_clustering._staged_check(staging, plan.column_names)) }}
 {% endmacro %}
 

@@ -147,6 +147,19 @@
     {%- endif -%}
     {%- set select_sql = spark_clustering.clustered_select(from_sql, column_names, cluster_names, key_sql, num_files, partition_by,
                                                            file_routing) -%}
+    {#- The rows the writer receives, observed in the write's last stage (after the shuffle), where the
+        source's are observed as they are read: the staged copy is then checked by its row count,
+        which its files' footers (or the format's log) hold, and by the checksum of the rows the
+        writer got, so it is not read back whole (a recluster read its files twice otherwise).
+        Accumulators of a job's last stage count each task once, retries and speculation included. -#}
+    {%- set written_check = none -%}
+    {%- if source_check is mapping and 'observed_token' in source_check -%}
+        {%- set written_token = source_check.observed_token ~ ':written' -%}
+        {%- set row = spark_clustering._row_hashes(column_names) -%}
+        {%- set written_check = {'observed_token': written_token,
+            'select_sql': 'select * from (' ~ select_sql ~ ') as __sc_written where observe_row_checksum('
+                          ~ spark_clustering._sql_literal(written_token, 'observe token') ~ ', ' ~ row.hash ~ ', ' ~ row.xxhash ~ ')'} -%}
+    {%- endif -%}
     {%- set choice = choice if choice is defined else none -%}
     {%- set summary = (('auto: ' ~ choice.name) if choice is not none else cfg.method) ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
     {%- if layout is not none -%}
@@ -162,7 +175,7 @@
         'partition_by': partition_by, 'row_count': row_count, 'num_files': num_files,
         'boundaries': boundaries, 'backend': backend, 'layout': layout, 'key_sql': key_sql,
         'select_sql': select_sql, 'source_check': source_check, 'source_view': source_view,
-        'layout_choice': choice,
+        'layout_choice': choice, 'written_check': written_check,
     }) }}
 {% endmacro %}
 

@@ -86,6 +86,18 @@
 {% endmacro %}
 
 
+{#- A staged copy's check from what its write observed (_plan_clustered_write's written_check): the
+    row count its files hold (`counted`: {row_count, file_bytes}, from footers or the format's log),
+    and the checksum of the rows the writer received. A file lost, truncated or doubled after the
+    write changes the count; a row lost or doubled between the read and the writer, the checksum. -#}
+{% macro _written_check(counted, written_check) %}
+    {%- set written = spark_clustering._observed_check({'observed_token': written_check.observed_token}) -%}
+    {{ return({'row_count': counted.row_count, 'file_bytes': counted.file_bytes, 'written_rows': written.row_count,
+               'hash_sum': written.hash_sum if written.row_count == counted.row_count else none,
+               'hash_xor': written.hash_xor}) }}
+{% endmacro %}
+
+
 {#- Whether a check of the copy matches the source's: the row count, and the checksum when both have one. -#}
 {% macro _checks_match(a, b) %}
     {%- do spark_clustering._observed_check(b) -%}
