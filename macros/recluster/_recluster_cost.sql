@@ -20,7 +20,8 @@
                rent-or-buy rule: a table queried rarely is left alone, one queried often is kept
                clustered, with no guess of how long the table will live)
     The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
-    run, the two smallest, ... up to every file of the scope (a full recluster). The one with the
+    run, the two smallest, ... up to every file of the scope (a full recluster); without new files,
+    the two smallest runs first (one run rewritten alone comes out as it was). The one with the
     largest saving - cost is rewritten; nothing when no saving exceeds its cost. -#}
 
 
@@ -303,7 +304,10 @@
     {%- set per_box = sweep.per_box -%}
     {%- set now = sweep.now -%}
     {%- set ns = namespace(best=none) -%}
-    {%- for size in range(1, groups | length + 1) -%}
+    {#- one run alone (no new files) is not a candidate: rewritten on its own it comes out as it went
+        in (the same rows cut by the same layout), whatever an estimate says -#}
+    {%- set first = 2 if groups and groups[0].run is defined else 1 -%}
+    {%- for size in range(first, groups | length + 1) -%}
         {%- set picked = groups[:size] -%}
         {%- set rows = picked | sum(attribute='rows') -%}
         {%- set files = [] -%}
@@ -330,7 +334,9 @@
                 {%- set part = nsi.rows / [rows, 1] | max -%}
                 {%- set nsb.share = nsb.share * ((0 if part == 0 else [1.0, part + 1.0 / slabs] | min)) -%}
             {%- endfor -%}
-            {%- set met = [new_count, correction * new_count * nsb.share] | min -%}
+            {#- one new file's [min, max] are those of all its rows: whether it meets the box is known,
+                not estimated, so the correction does not apply -#}
+            {%- set met = [new_count, (correction if new_count > 1 else 1.0) * new_count * nsb.share] | min -%}
             {%- do after.update({'bytes': after.bytes + b.weight * (left | sum(attribute='bytes') + met * bytes / new_count),
                                  'files': after.files + b.weight * (left | sum(attribute='files') + met),
                                  'rewritten_files': after.rewritten_files + b.weight * met}) -%}
