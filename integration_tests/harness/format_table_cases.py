@@ -686,6 +686,33 @@ class FormatTableCases:
         meta = "sc-l*/_delta_log" if table_format == "delta" else "data/sc-l*/metadata"
         assert not list(root.glob(meta)), list(root.glob(meta))
 
+    def test_a_row_added_to_a_recluster_staged_copy_fails_its_check_and_nothing_is_committed(
+            self, spark, dbt, sources, table_format, tmp_path):
+        """The adversary of the staged copy's check, which reads no row of it (the checksum of the rows
+        its writer received, the row count the format's metadata holds): a row inserted into the
+        staging table after its write. The check fails, nothing is committed (the table keeps its
+        version and rows), and the next recluster goes through and leaves no staging table."""
+        table, case = _grown_table(spark, dbt, sources, table_format, "staged_adversary")
+        staging, point = f"{table}__sc_recluster", "recluster.after_staging_write"
+        before = versions(spark, table_format, table)
+        want = fingerprint(spark, f"{expected_grown(sources)}", COLUMNS)
+        thread, added = _at_a_step(spark, point, lambda: spark.sql(
+            f"insert into {staging} select -1, 0, 0.0, 'not a row of the table'").collect())
+        try:
+            _, out = dbt_output(dbt, ["run-operation", "spark_clustering.recluster", "--args", json.dumps({"relation": table})],
+                                tmp_path / "first", expect_success=False,
+                                vars={**{f"case_{k}": v for k, v in case.items()}, "spark_clustering_test_hooks": {point: "wait"}})
+        finally:
+            thread.join()
+        assert "error" not in added, added
+        assert "the rewritten files do not match the files they replace" in out and "nothing was committed" in out, out[-3000:]
+        assert versions(spark, table_format, table) == before
+        assert fingerprint(spark, table, COLUMNS) == want
+        again = recluster(dbt, table, tmp_path / "again", case=case)
+        assert again["decision"] == "reclustered", again
+        assert fingerprint(spark, table, COLUMNS) == want
+        assert not spark.sql(f"show tables in {sources} like 'staged_adversary__sc_recluster'").collect()
+
     def test_an_append_right_after_a_rebuilds_commit_is_not_taken_for_the_rebuild(self, spark, dbt, sources, table_format):
         """Another writer appends 10 rows between a rebuild's commit and its validation (the test hook
         clustered_table.after_format_write: wait). The build validates the version its replace
