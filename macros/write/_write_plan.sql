@@ -136,10 +136,7 @@
             {#- each row goes straight to its file's task, so the write reads the source once (a
                 range partitioner's sampling job would read it, and count it, twice) -#}
             {%- set token = invocation_id ~ ':' ~ source_view ~ ':' ~ modules.datetime.datetime.utcnow().isoformat() -%}
-            {%- set row = spark_clustering._row_hashes(column_names) -%}
-            {%- set from_sql = '(select * from ' ~ source_view ~ ' where observe_row_checksum('
-                               ~ spark_clustering._sql_literal(token, 'observe token') ~ ', ' ~ row.hash ~ ', '
-                               ~ row.xxhash ~ ')) as __sc_observed' -%}
+            {%- set from_sql = '(' ~ spark_clustering._observed_rows_sql(source_view, token, column_names) ~ ') as __sc_observed' -%}
             {%- set source_check = {'observed_token': token} -%}
         {%- else -%}
             {%- set source_check = spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
@@ -155,10 +152,8 @@
     {%- set written_check = none -%}
     {%- if source_check is mapping and 'observed_token' in source_check -%}
         {%- set written_token = source_check.observed_token ~ ':written' -%}
-        {%- set row = spark_clustering._row_hashes(column_names) -%}
-        {%- set written_check = {'observed_token': written_token,
-            'select_sql': 'select * from (' ~ select_sql ~ ') as __sc_written where observe_row_checksum('
-                          ~ spark_clustering._sql_literal(written_token, 'observe token') ~ ', ' ~ row.hash ~ ', ' ~ row.xxhash ~ ')'} -%}
+        {%- set written_check = {'observed_token': written_token, 'select_sql':
+            spark_clustering._observed_rows_sql('(' ~ select_sql ~ ') as __sc_written', written_token, column_names)} -%}
     {%- endif -%}
     {%- set choice = choice if choice is defined else none -%}
     {%- set summary = (('auto: ' ~ choice.name) if choice is not none else cfg.method) ~ ' on [' ~ cluster_names | join(', ') ~ ']' -%}
@@ -177,6 +172,16 @@
         'select_sql': select_sql, 'source_check': source_check, 'source_view': source_view,
         'layout_choice': choice, 'written_check': written_check,
     }) }}
+{% endmacro %}
+
+
+{#- `select *` of `from_sql` through observe_row_checksum under `token`: every row kept and added to
+    the token's checksum (row_checksum's hashes over `column_names`). The rows a recluster's write
+    reads and the rows its writer receives are observed by this one SQL, so their checksums agree. -#}
+{% macro _observed_rows_sql(from_sql, token, column_names) %}
+    {%- set row = spark_clustering._row_hashes(column_names) -%}
+    {{ return('select * from ' ~ from_sql ~ ' where observe_row_checksum(' ~ spark_clustering._sql_literal(token, 'observe token')
+              ~ ', ' ~ row.hash ~ ', ' ~ row.xxhash ~ ')') }}
 {% endmacro %}
 
 

@@ -92,7 +92,7 @@
     write changes the count; a row lost or doubled between the read and the writer, the checksum. -#}
 {% macro _written_check(counted, written_check) %}
     {%- set written = spark_clustering._observed_check({'observed_token': written_check.observed_token}) -%}
-    {{ return({'row_count': counted.row_count, 'file_bytes': counted.file_bytes, 'written_rows': written.row_count,
+    {{ return({'row_count': counted.row_count, 'file_bytes': counted.file_bytes,
                'hash_sum': written.hash_sum if written.row_count == counted.row_count else none,
                'hash_xor': written.hash_xor}) }}
 {% endmacro %}
