@@ -557,6 +557,47 @@ def test_cost_policy_with_horizon_lost_reads_counts_the_queries_since_the_last_r
     assert actual(spark, table) == expected(spark, [(0, end)])
 
 
+def test_cost_policy_with_horizon_lost_reads_credits_a_full_recluster_since_its_oldest_run(spark, dbt, s):
+    """`horizon_runs: lost_reads`: a candidate that takes in a run is credited with the queries since
+    the oldest run it takes in was written (the maintenance record's `run_created`), not only since
+    the last rewrite, so a rewrite of the new files alone does not restart a full recluster's count.
+    The same table and rate, once with its run dated by the first cost run (nothing pays) and once
+    with the run dated 10^6 runs back: the full recluster pays and says why."""
+    alias = "rc_cost_run_age"
+    table = f"{s}.{alias}"
+    run_model(dbt, alias, 0, 16000, recluster={"max_average_depth": 1}, file_rows=1000)  # its post-hook: one run
+    run_boxes(spark, table)  # an observed workload
+    lost = {"policy": "cost", "horizon_runs": "lost_reads", "queries_per_run": 1}
+    run_model(dbt, alias, 16000, 20000, spark_clustering_recluster=False, file_rows=1000)
+    out = recluster_op(dbt, s, alias, recluster=lost, file_rows=1000)
+    assert out["policy"] == "cost" and out["decision"] == "skipped", out
+    assert "since the oldest run" not in out["reason"], out
+
+    def record():
+        return json.loads(spark.sql(f"select record from maintenance_record('{table}')").first()[0])
+
+    saved = record()
+    # the table's one run (its post-hook's rewrite), dated by this first cost run
+    assert list(saved["run_created"].values()) == [{"queries": None, "runs": saved["cost_runs"] - 1}], saved
+    (run,) = saved["run_created"]
+    saved["run_created"][run] = {"queries": None, "runs": saved["cost_runs"] - 10 ** 6}
+    spark.sql(f"select * from save_maintenance_record('{table}', '{json.dumps(saved)}')").collect()
+
+    run_model(dbt, alias, 20000, 24000, spark_clustering_recluster=False, file_rows=1000)
+    before = data_files(spark, table)
+    out = recluster_op(dbt, s, alias, recluster=lost, file_rows=1000)
+    assert out["decision"] == "reclustered", out
+    assert out["cost"]["queries"] == 2 and out["cost"]["rewrite_queries"] == 10 ** 6 + 1, out["cost"]
+    assert ("1 queries per run (declared); 2 since the last rewrite, 2 run(s) ago, 1000001 since the oldest run it "
+            "takes in was written (horizon lost_reads)") in out["reason"], out
+    after = data_files(spark, table)
+    assert not set(before) & set(after), (before, after)  # every file rewritten: the old run's too
+    # the record dates the run the rewrite wrote by this run and forgets the old one
+    saved = record()
+    assert list(saved["run_created"].values()) == [{"queries": saved["observed_queries"], "runs": saved["cost_runs"]}], saved
+    assert actual(spark, table) == expected(spark, [(0, 24000)])
+
+
 def test_cost_policy_never_rewrites_one_run_alone(spark, dbt, s):
     """A table that is one clustered run and nothing new, under the cost policy at a rate where any
     saving would pay: rewritten alone, the run would come out as it went in (its rows, its layout),

@@ -20,6 +20,9 @@
                                 the next run against what it expected (_recluster_cost_correction)
       queries_at_last_rewrite, runs_since_rewrite   horizon_runs lost_reads: the count of observed
                                 queries at the last rewrite, and the cost runs since it
+      cost_runs, run_created    horizon_runs lost_reads: the cost runs so far, and per run the table
+                                holds ({run id or build@<build>: {queries, runs}}) the count of
+                                observed queries and cost_runs when it was written
     Other steps add their own fields through _save_maintenance_record; a reader ignores what it does
     not know. -#}
 

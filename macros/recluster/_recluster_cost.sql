@@ -15,7 +15,8 @@
                a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
-               with horizon_runs 'lost_reads', the queries since the last rewrite instead: a rewrite
+               with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
+               oldest run the candidate takes in was written, when that is earlier): a rewrite
                is made once the reads it would have saved since then reach twice its bytes (the
                rent-or-buy rule: a table queried rarely is left alone, one queried often is kept
                clustered, with no guess of how long the table will live)
@@ -95,9 +96,35 @@
         {%- else -%}
             {%- set since = context.rate * runs -%}
         {%- endif -%}
-        {%- do context.update({'queries_since_rewrite': since, 'runs_since_rewrite': runs, 'rewrite_baseline': baseline}) -%}
+        {#- when each run of the table was written (run_created: {run: {queries, runs}}, the count of
+            observed queries and this table's cost runs then): a run not recorded yet came after the
+            last rewrite's baseline, or was there before the first (a build), and is dated by it -#}
+        {%- set cost_runs = (record.get('cost_runs') or 0) | int + 1 -%}
+        {%- do context.update({'queries_since_rewrite': since, 'runs_since_rewrite': runs, 'rewrite_baseline': baseline,
+                               'cost_runs': cost_runs, 'run_created': dict(record.get('run_created') or {}),
+                               'default_created': {'queries': baseline if context.rate_source == 'observed' else none,
+                                                   'runs': cost_runs - runs}}) -%}
     {%- endif -%}
     {{ return(context) }}
+{% endmacro %}
+
+
+{#- The key of a run in context.run_created: its id; a build's run, which every build calls 'build',
+    by the build too (a rebuild is a new run) -#}
+{% macro _recluster_run_key(run, settings) %}
+    {%- if run != 'build' -%}{{ return(run) }}{%- endif -%}
+    {%- set properties = settings.detail.properties or {} -%}
+    {{ return('build@' ~ properties.get('spark_clustering.build_version', properties.get('spark_clustering.build_write_id', ''))) }}
+{% endmacro %}
+
+
+{#- horizon_runs lost_reads: the queries since a run was written (`created`: an entry of
+    context.run_created), counted as the queries since the last rewrite are -#}
+{% macro _recluster_cost_queries_since(context, created) %}
+    {%- if context.rate_source == 'observed' and created.get('queries') is not none -%}
+        {{ return([0, context.observed_queries - created.queries | int] | max) }}
+    {%- endif -%}
+    {{ return(context.rate * [0, context.cost_runs - created.runs | int] | max) }}
 {% endmacro %}
 
 
@@ -112,7 +139,7 @@
                        'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
                        'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
                        'files_per_query_after': 0, 'files_per_query_rewritten': 0, 'files_per_query_settled': 0,
-                       'rewrite_bytes': 0, 'expected_saving_bytes': 0} -%}
+                       'rewrite_bytes': 0, 'expected_saving_bytes': 0, 'rewrite_queries': 0} -%}
     {%- set ns = namespace(best_unpaid=none, settled=0) -%}
     {#- every scope's sweep first: what the files before this run's appends meet checks the last
         rewrite's estimate, which corrects this run's -#}
@@ -122,16 +149,33 @@
         {%- do sweeps.append(sweep) -%}
         {%- set ns.settled = ns.settled + sweep.now.settled_files -%}
     {%- endfor -%}
+    {#- lost_reads: a candidate that takes in a run is credited with the queries since the oldest run
+        it takes in was written, not only since the last rewrite: from then on the queries read what
+        keeping the candidate's rows apart cost them (a rewrite of the new files alone must not
+        restart the count of a full recluster's) -#}
+    {%- set run_queries = {} -%}
+    {%- if lost_reads -%}
+        {%- for sweep in sweeps -%}
+            {%- for group in sweep.groups if group.run is defined -%}
+                {%- set key = spark_clustering._recluster_run_key(group.run, settings) -%}
+                {%- if key not in context.run_created -%}
+                    {%- do context.run_created.update({key: context.default_created}) -%}
+                {%- endif -%}
+                {%- do run_queries.update({group.run: spark_clustering._recluster_cost_queries_since(context, context.run_created[key])}) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- set correction = spark_clustering._recluster_cost_correction(context, ns.settled) -%}
     {%- do context.update({'correction': correction}) -%}
     {%- do figures.update({'estimate_correction': correction.factor, 'estimate_checks': correction.checks}) -%}
     {%- for sweep in sweeps -%}
-        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor) -%}
+        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor, run_queries) -%}
         {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
                                'files_per_query_now': figures.files_per_query_now + choice.now.files,
                                'files_per_query_settled': figures.files_per_query_settled + choice.now.settled_files}) -%}
         {%- if choice.files -%}
             {%- do chosen.extend(choice.files) -%}
+            {%- do figures.update({'rewrite_queries': [figures.rewrite_queries, choice.queries] | max}) -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.after.bytes,
                                    'files_per_query_rewritten': figures.files_per_query_rewritten + choice.after.rewritten_files,
                                    'files_per_query_after': figures.files_per_query_after + choice.after.files,
@@ -149,8 +193,12 @@
                      'files_per_query_rewritten', 'files_per_query_settled', 'expected_saving_bytes'] -%}
         {%- do figures.update({name: figures[name] | round(1)}) -%}
     {%- endfor -%}
+    {#- the queries the rewrite (or the best unpaid one) is credited with -#}
+    {%- set credited = figures.rewrite_queries if chosen else (ns.best_unpaid.queries if ns.best_unpaid is not none else queries) -%}
     {%- set rate_text = (context.rate ~ ' queries per run (' ~ context.rate_source ~ '); ' ~ queries ~ ' since the last rewrite, '
-                         ~ context.runs_since_rewrite ~ ' run(s) ago (horizon lost_reads)') if lost_reads
+                         ~ context.runs_since_rewrite ~ ' run(s) ago'
+                         ~ ((', ' ~ (credited | round(1)) ~ ' since the oldest run it takes in was written') if credited > queries else '')
+                         ~ ' (horizon lost_reads)') if lost_reads
                         else (context.rate ~ ' queries per run (' ~ context.rate_source ~ ') x horizon ' ~ context.horizon_runs ~ ' runs') -%}
     {#- the last rewrite's estimate against what the files it left meet now (new files aside) -#}
     {%- set expected = context.get('expected_files_per_query') -%}
@@ -168,14 +216,14 @@
             {%- set reason = 'cost: nothing pays: the best rewrite (' ~ ns.best_unpaid.files ~ ' files / '
                 ~ spark_clustering._bytes_text(ns.best_unpaid.bytes) ~ ') costs ' ~ spark_clustering._bytes_text(2 * ns.best_unpaid.bytes)
                 ~ ' and saves ~' ~ spark_clustering._bytes_text([0, ns.best_unpaid.saving] | max) ~ ' of reads over '
-                ~ (queries | round(1)) ~ ' queries (' ~ rate_text ~ ')' ~ check -%}
+                ~ (credited | round(1)) ~ ' queries (' ~ rate_text ~ ')' ~ check -%}
         {%- endif -%}
         {{ return({'rewrite': false, 'scopes': [], 'reason': reason, 'cost': figures}) }}
     {%- endif -%}
     {%- set selection = {'files': chosen, 'rows': chosen | sum(attribute='rows'), 'bytes': chosen | sum(attribute='size'),
                          'level': 1 + (chosen | map(attribute='level') | max)} -%}
     {%- set reason = 'cost: rewrite ' ~ chosen | length ~ ' files / ' ~ spark_clustering._bytes_text(selection.bytes)
-        ~ ': saves ~' ~ spark_clustering._bytes_text(figures.expected_saving_bytes) ~ ' of reads over ' ~ (queries | round(1))
+        ~ ': saves ~' ~ spark_clustering._bytes_text(figures.expected_saving_bytes) ~ ' of reads over ' ~ (credited | round(1))
         ~ ' queries (' ~ rate_text ~ '), costs ' ~ spark_clustering._bytes_text(2 * selection.bytes)
         ~ '; files read per query ' ~ figures.files_per_query_now ~ ' -> ~' ~ figures.files_per_query_after ~ ' (estimated)' ~ check -%}
     {%- set scopes = chosen | map(attribute='scope') | unique | list -%}
@@ -298,7 +346,7 @@
     files} per query, after: {bytes, files, rewritten_files}, best: the candidate with the largest net
     (saving - cost), rewritten or not}. `correction`: what the table's own past rewrites say the
     estimate of the files a box meets among the rewritten ones is off by (_recluster_cost_correction). -#}
-{% macro _recluster_cost_scope(sweep, settings, queries, correction=1.0) %}
+{% macro _recluster_cost_scope(sweep, settings, queries, correction=1.0, run_queries={}) %}
     {%- set slab_columns = spark_clustering._recluster_cost_curve_columns(settings) -%}
     {%- set groups = sweep.groups -%}
     {%- set per_box = sweep.per_box -%}
@@ -341,16 +389,20 @@
                                  'files': after.files + b.weight * (left | sum(attribute='files') + met),
                                  'rewritten_files': after.rewritten_files + b.weight * met}) -%}
         {%- endfor -%}
-        {%- set saving = queries * (now.bytes - after.bytes) -%}
+        {%- set nsq = namespace(queries=queries) -%}
+        {%- for group in picked if group.run is defined -%}
+            {%- set nsq.queries = [nsq.queries, run_queries.get(group.run, queries)] | max -%}
+        {%- endfor -%}
+        {%- set saving = nsq.queries * (now.bytes - after.bytes) -%}
         {%- set candidate = {'files': files | length, 'chosen': files, 'bytes': bytes, 'saving': saving,
-                             'net': saving - 2 * bytes, 'after': after} -%}
+                             'net': saving - 2 * bytes, 'after': after, 'queries': nsq.queries} -%}
         {%- if ns.best is none or candidate.net > ns.best.net -%}{%- set ns.best = candidate -%}{%- endif -%}
     {%- endfor -%}
     {%- if ns.best is not none and ns.best.net > 0 -%}
         {{ return({'files': ns.best.chosen, 'bytes': ns.best.bytes, 'saving': ns.best.saving, 'now': now,
-                   'after': ns.best.after, 'best': ns.best}) }}
+                   'after': ns.best.after, 'best': ns.best, 'queries': ns.best.queries}) }}
     {%- endif -%}
-    {{ return({'files': [], 'bytes': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best}) }}
+    {{ return({'files': [], 'bytes': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best, 'queries': queries}) }}
 {% endmacro %}
 
 

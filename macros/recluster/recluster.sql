@@ -129,6 +129,11 @@
                 {%- do outcome.rounds.append(result) -%}
                 {%- if result.status == 'committed' -%}
                     {%- set ns.committed = true -%}
+                    {%- if cost_context is not none and cost_context.get('run_created') is not none -%}
+                        {#- the run this round wrote, dated now: a later round's count starts from it -#}
+                        {%- do cost_context.run_created.update({result.run_id: {'queries': cost_context.observed_queries,
+                                                                                'runs': cost_context.cost_runs}}) -%}
+                    {%- endif -%}
                     {%- do outcome.update({'decision': 'reclustered'}) -%}
                 {%- else -%}
                     {%- do outcome.update({'decision': 'aborted', 'stopped': result.status}) -%}
@@ -172,6 +177,16 @@
             {%- do remembered.update({'runs_since_rewrite': 0 if outcome.decision == 'reclustered' else cost_context.runs_since_rewrite}) -%}
             {%- do remembered.update({'queries_at_last_rewrite': cost_context.observed_queries if outcome.decision == 'reclustered'
                                                                  else cost_context.rewrite_baseline}) -%}
+            {#- when each run the table holds now was written (the runs rewritten away are dropped) -#}
+            {%- set present = [] -%}
+            {%- for run in ns.state.files | map(attribute='run') | select | unique -%}
+                {%- do present.append(spark_clustering._recluster_run_key(run, settings)) -%}
+            {%- endfor -%}
+            {%- set run_created = {} -%}
+            {%- for run, created in cost_context.run_created.items() if run in present -%}
+                {%- do run_created.update({run: created}) -%}
+            {%- endfor -%}
+            {%- do remembered.update({'cost_runs': cost_context.cost_runs, 'run_created': run_created}) -%}
         {%- endif -%}
         {%- if outcome.decision == 'reclustered' and outcome.cost is defined -%}
             {%- do remembered.update({'expected_files_per_query': outcome.cost.files_per_query_after,
