@@ -264,11 +264,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None,
                         help="default: build/bench/format_maintenance_<format>[_<dataset>].json (no suffix for "
                              "lineitem)")
-    parser.add_argument("--summarize", type=Path, default=None, help="print the tables of a run cut short from its "
-                        "<json>.partial.json (written after every step), with its --queries and --rates; runs nothing")
+    parser.add_argument("--summarize", type=Path, default=None, help="print the tables of a run from its --json, or "
+                        "of a run cut short from its <json>.partial.json (written after every step), with its --queries "
+                        "and --rates; runs nothing")
     args = parser.parse_args(argv)
     if args.summarize:
         layouts = json.loads(args.summarize.read_text())
+        layouts = layouts.get("layouts", layouts)  # a finished run's JSON holds them under "layouts"
         rate_report(layouts, args.queries, args.rates)
         estimates(layouts, args.queries)
         return 0
