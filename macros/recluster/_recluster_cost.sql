@@ -91,19 +91,15 @@
         {%- set runs = (record.get('runs_since_rewrite') or 0) | int + 1 -%}
         {#- with no rewrite recorded yet, counting starts at the previous run -#}
         {%- set baseline = record.get('queries_at_last_rewrite', record.get('observed_queries')) -%}
-        {%- if context.rate_source == 'observed' and baseline is not none -%}
-            {%- set since = [0, ns.total - baseline | int] | max -%}
-        {%- else -%}
-            {%- set since = context.rate * runs -%}
-        {%- endif -%}
         {#- when each run of the table was written (run_created: {run: {queries, runs}}, the count of
-            observed queries and this table's cost runs then): a run not recorded yet came after the
-            last rewrite's baseline, or was there before the first (a build), and is dated by it -#}
+            observed queries and this table's cost runs then); default_created, the last rewrite's
+            date: a run not recorded yet came after it, or was there before the first (a build) -#}
         {%- set cost_runs = (record.get('cost_runs') or 0) | int + 1 -%}
-        {%- do context.update({'queries_since_rewrite': since, 'runs_since_rewrite': runs, 'rewrite_baseline': baseline,
+        {%- do context.update({'runs_since_rewrite': runs, 'rewrite_baseline': baseline,
                                'cost_runs': cost_runs, 'run_created': dict(record.get('run_created') or {}),
                                'default_created': {'queries': baseline if context.rate_source == 'observed' else none,
                                                    'runs': cost_runs - runs}}) -%}
+        {%- do context.update({'queries_since_rewrite': spark_clustering._recluster_cost_queries_since(context, context.default_created)}) -%}
     {%- endif -%}
     {{ return(context) }}
 {% endmacro %}
@@ -118,8 +114,9 @@
 {% endmacro %}
 
 
-{#- horizon_runs lost_reads: the queries since a run was written (`created`: an entry of
-    context.run_created), counted as the queries since the last rewrite are -#}
+{#- horizon_runs lost_reads: the queries since `created` (an entry of context.run_created, or
+    default_created: the last rewrite): observed, the count since then; declared, the rate x the
+    cost runs since then -#}
 {% macro _recluster_cost_queries_since(context, created) %}
     {%- if context.rate_source == 'observed' and created.get('queries') is not none -%}
         {{ return([0, context.observed_queries - created.queries | int] | max) }}
@@ -157,11 +154,8 @@
     {%- if lost_reads -%}
         {%- for sweep in sweeps -%}
             {%- for group in sweep.groups if group.run is defined -%}
-                {%- set key = spark_clustering._recluster_run_key(group.run, settings) -%}
-                {%- if key not in context.run_created -%}
-                    {%- do context.run_created.update({key: context.default_created}) -%}
-                {%- endif -%}
-                {%- do run_queries.update({group.run: spark_clustering._recluster_cost_queries_since(context, context.run_created[key])}) -%}
+                {%- set created = context.run_created.get(spark_clustering._recluster_run_key(group.run, settings), context.default_created) -%}
+                {%- do run_queries.update({group.run: spark_clustering._recluster_cost_queries_since(context, created)}) -%}
             {%- endfor -%}
         {%- endfor -%}
     {%- endif -%}

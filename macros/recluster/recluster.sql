@@ -177,14 +177,12 @@
             {%- do remembered.update({'runs_since_rewrite': 0 if outcome.decision == 'reclustered' else cost_context.runs_since_rewrite}) -%}
             {%- do remembered.update({'queries_at_last_rewrite': cost_context.observed_queries if outcome.decision == 'reclustered'
                                                                  else cost_context.rewrite_baseline}) -%}
-            {#- when each run the table holds now was written (the runs rewritten away are dropped) -#}
-            {%- set present = [] -%}
-            {%- for run in ns.state.files | map(attribute='run') | select | unique -%}
-                {%- do present.append(spark_clustering._recluster_run_key(run, settings)) -%}
-            {%- endfor -%}
+            {#- when each run the table holds now was written (a run first seen: the last rewrite's
+                date; the runs rewritten away are dropped) -#}
             {%- set run_created = {} -%}
-            {%- for run, created in cost_context.run_created.items() if run in present -%}
-                {%- do run_created.update({run: created}) -%}
+            {%- for run in ns.state.files | map(attribute='run') | select | unique -%}
+                {%- set key = spark_clustering._recluster_run_key(run, settings) -%}
+                {%- do run_created.update({key: cost_context.run_created.get(key, cost_context.default_created)}) -%}
             {%- endfor -%}
             {%- do remembered.update({'cost_runs': cost_context.cost_runs, 'run_created': run_created}) -%}
         {%- endif -%}
