@@ -13,7 +13,6 @@ and bench_format_maintenance.py. Two measures:
 from __future__ import annotations
 
 
-
 def store_bytes_read(spark) -> int:
     """Bytes read from the local file system by this JVM so far: data files, footers, logs, manifests
     and sidecars alike, driver and executors (local mode)."""
@@ -26,9 +25,10 @@ class ProcessReads:
     pread(2) of the process, which counts the threads of asynchronous and vectored reads too) less
     what rchar counts that no store read is:
     - the shuffle blocks its tasks read back (the status store's executor totals);
-    - the class files Spark reads from its jars for every job it runs (~160 KB: its closure cleaner
-      reads the bytecode of the classes that define a job's functions) and every task (~2.5 KB),
-      measured at the start on jobs that read nothing and charged per job and per task run since;
+    - the class files Spark reads from its spark-core jar for every job it runs (~156 KB measured;
+      most likely its closure cleaner reading the bytecode of a job's function classes, not proved)
+      and every task (~2.2 KB), measured at the start on jobs that read nothing and charged per job
+      and per task run since;
     - the measure's own calls over py4j's socket.
     Left in, and small beside a scan: the metastore's pages, the commands of the work measured,
     classes loaded for the first time (a few MB the first time a kind of statement runs). Not
@@ -36,7 +36,6 @@ class ProcessReads:
     Call it before and after the work measured."""
 
     def __init__(self, spark) -> None:
-        self.spark = spark
         self.context = spark.sparkContext._jsc.sc()
         self.pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
         self.own = 0  # what the measure's own py4j calls made the JVM read
@@ -44,15 +43,16 @@ class ProcessReads:
         sc = spark.sparkContext
         for _ in range(2):  # warm: the classes of a job are loaded once
             sc.parallelize(range(16), 16).count()
-        one = sorted(self._read_by(lambda: sc.parallelize(range(1), 1).count())[0] for _ in range(3))[1]
-        sixteen = sorted(self._read_by(lambda: sc.parallelize(range(16), 16).count())[0] for _ in range(3))[1]
+        one = sorted(self._read_by(lambda: sc.parallelize(range(1), 1).count()) for _ in range(3))[1]
+        sixteen = sorted(self._read_by(lambda: sc.parallelize(range(16), 16).count()) for _ in range(3))[1]
         self.per_task = max(0, (sixteen - one) // 15)
         self.per_job = max(0, one - self.per_task)
 
-    def _read_by(self, work) -> tuple[int, ...]:
-        before = self._counts()
+    def _read_by(self, work) -> int:
+        """rchar's growth (less the measure's own reads) while `work` runs."""
+        before = self._counts()[0]
         work()
-        return tuple(b - a for a, b in zip(before, self._counts()))
+        return self._counts()[0] - before
 
     def rchar(self) -> int:
         with open(f"/proc/{self.pid}/io") as io:
@@ -86,7 +86,7 @@ class StatementReads:
     or a ProcessReads)."""
 
     def __init__(self, spark, measure=None) -> None:
-        self.spark, self.marks = spark, []  # (statement, store bytes read when it started)
+        self.marks = []  # (statement, store bytes read when it started)
         self.measure = measure or (lambda: store_bytes_read(spark))
 
     def __call__(self, event) -> None:
