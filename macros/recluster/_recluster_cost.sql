@@ -13,11 +13,14 @@
                slabs the layout cuts c into (a curve over k columns: F^(1/k) / 1.2 each, its files
                overlapping more than a grid's cells; linear: F on its first column, 1 on the others;
                a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
-      cost     2 x the selection's bytes (a rewrite reads them and writes them again)
+      cost     2 x the selection's bytes (a rewrite reads them and writes them again), plus what
+               the sampling pass of a write cut into several files reads on top: nothing counted
+               where it reads the clustering columns alone, the whole of every file the table's
+               reader reads whole (Iceberg: files of at most 1 MiB; the kind's read_whole_bytes)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
-               is made once the reads it would have saved since then reach twice its bytes (the
+               is made once the reads it would have saved since then reach its cost (the
                rent-or-buy rule: a table queried rarely is left alone, one queried often is kept
                clustered, with no guess of how long the table will live)
     The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
@@ -136,7 +139,7 @@
                        'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
                        'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
                        'files_per_query_after': 0, 'files_per_query_rewritten': 0, 'files_per_query_settled': 0,
-                       'rewrite_bytes': 0, 'expected_saving_bytes': 0, 'rewrite_queries': 0} -%}
+                       'rewrite_bytes': 0, 'rewrite_cost_bytes': 0, 'expected_saving_bytes': 0, 'rewrite_queries': 0} -%}
     {%- set ns = namespace(best_unpaid=none, settled=0) -%}
     {#- every scope's sweep first: what the files before this run's appends meet checks the last
         rewrite's estimate, which corrects this run's -#}
@@ -174,6 +177,7 @@
                                    'files_per_query_rewritten': figures.files_per_query_rewritten + choice.after.rewritten_files,
                                    'files_per_query_after': figures.files_per_query_after + choice.after.files,
                                    'rewrite_bytes': figures.rewrite_bytes + choice.bytes,
+                                   'rewrite_cost_bytes': figures.rewrite_cost_bytes + choice.cost,
                                    'expected_saving_bytes': figures.expected_saving_bytes + choice.saving}) -%}
         {%- else -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.now.bytes,
@@ -208,7 +212,7 @@
             {%- set reason = 'cost: nothing to rewrite' -%}
         {%- else -%}
             {%- set reason = 'cost: nothing pays: the best rewrite (' ~ ns.best_unpaid.files ~ ' files / '
-                ~ spark_clustering._bytes_text(ns.best_unpaid.bytes) ~ ') costs ' ~ spark_clustering._bytes_text(2 * ns.best_unpaid.bytes)
+                ~ spark_clustering._bytes_text(ns.best_unpaid.bytes) ~ ') costs ' ~ spark_clustering._bytes_text(ns.best_unpaid.cost)
                 ~ ' and saves ~' ~ spark_clustering._bytes_text([0, ns.best_unpaid.saving] | max) ~ ' of reads over '
                 ~ (credited | round(1)) ~ ' queries (' ~ rate_text ~ ')' ~ check -%}
         {%- endif -%}
@@ -218,7 +222,7 @@
                          'level': 1 + (chosen | map(attribute='level') | max)} -%}
     {%- set reason = 'cost: rewrite ' ~ chosen | length ~ ' files / ' ~ spark_clustering._bytes_text(selection.bytes)
         ~ ': saves ~' ~ spark_clustering._bytes_text(figures.expected_saving_bytes) ~ ' of reads over ' ~ (credited | round(1))
-        ~ ' queries (' ~ rate_text ~ '), costs ' ~ spark_clustering._bytes_text(2 * selection.bytes)
+        ~ ' queries (' ~ rate_text ~ '), costs ' ~ spark_clustering._bytes_text(figures.rewrite_cost_bytes)
         ~ '; files read per query ' ~ figures.files_per_query_now ~ ' -> ~' ~ figures.files_per_query_after ~ ' (estimated)' ~ check -%}
     {%- set scopes = chosen | map(attribute='scope') | unique | list -%}
     {{ return({'rewrite': true, 'scopes': scopes, 'reason': reason, 'selection': selection, 'cost': figures}) }}
@@ -356,6 +360,7 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
+        {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings) if new_count > 1 else 0) -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}
@@ -388,15 +393,24 @@
             {%- set nsq.queries = [nsq.queries, run_queries.get(group.run, queries)] | max -%}
         {%- endfor -%}
         {%- set saving = nsq.queries * (now.bytes - after.bytes) -%}
-        {%- set candidate = {'files': files | length, 'chosen': files, 'bytes': bytes, 'saving': saving,
-                             'net': saving - 2 * bytes, 'after': after, 'queries': nsq.queries} -%}
+        {%- set candidate = {'files': files | length, 'chosen': files, 'bytes': bytes, 'cost': cost, 'saving': saving,
+                             'net': saving - cost, 'after': after, 'queries': nsq.queries} -%}
         {%- if ns.best is none or candidate.net > ns.best.net -%}{%- set ns.best = candidate -%}{%- endif -%}
     {%- endfor -%}
     {%- if ns.best is not none and ns.best.net > 0 -%}
-        {{ return({'files': ns.best.chosen, 'bytes': ns.best.bytes, 'saving': ns.best.saving, 'now': now,
+        {{ return({'files': ns.best.chosen, 'bytes': ns.best.bytes, 'cost': ns.best.cost, 'saving': ns.best.saving, 'now': now,
                    'after': ns.best.after, 'best': ns.best, 'queries': ns.best.queries}) }}
     {%- endif -%}
-    {{ return({'files': [], 'bytes': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best, 'queries': queries}) }}
+    {{ return({'files': [], 'bytes': 0, 'cost': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best, 'queries': queries}) }}
+{% endmacro %}
+
+
+{#- What a rewrite's sampling pass (a pass over the clustering columns of the selection, before a
+    write cut into several files) reads beyond the clustering columns: the files the table's reader
+    reads whole (Iceberg's files of at most 1 MiB), in bytes. -#}
+{% macro _recluster_cost_sample_reads(files, settings) %}
+    {%- set limit = settings.kind.read_whole_bytes -%}
+    {{ return(files | selectattr('size', 'le', limit) | sum(attribute='size') if limit > 0 else 0) }}
 {% endmacro %}
 
 

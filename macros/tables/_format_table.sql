@@ -21,6 +21,7 @@
         'file_place': spark_clustering._format_file_place,
         'stage': spark_clustering._format_stage,
         'after_rewrite': spark_clustering._table_kind_skips,
+        'read_whole_bytes': 0,
     }) }}
 {% endmacro %}
 

@@ -1,5 +1,8 @@
 {#- Iceberg tables: what differs from Delta (_format_table.sql holds what they share). -#}
 
+{#- read_whole_bytes: Iceberg 1.12's Parquet reader fetches a data file of at most 1 MiB whole,
+    whatever columns a scan asks for (Parquet.ReadBuilder: EagerInputFile, a fixed threshold that no
+    setting changes). -#}
 {% macro _iceberg_table_kind() %}
     {%- set kind = spark_clustering._format_table_kind() -%}
     {%- do kind.update({
@@ -14,6 +17,7 @@
         'refuse_layout': spark_clustering._iceberg_refuse_layout,
         'refuse_unbounded_columns': spark_clustering._table_kind_skips,
         'restore_sql': spark_clustering._iceberg_restore_sql,
+        'read_whole_bytes': 1048576,
     }) -%}
     {{ return(kind) }}
 {% endmacro %}

@@ -19,6 +19,9 @@
                                         '' where it is not exact (then the rows are read)
       after_rewrite(relation, cfg)      what a committed recluster still owes (plain: the
                                         statistics sidecar)
+      read_whole_bytes       the size up to which the kind's reader reads a data file whole,
+                             whatever columns are asked for (0: never): what a pass over a few
+                             columns costs, which the cost policy charges a rewrite's sampling pass
 
     Listing, reading listed files, committing and recovering are one family of the jar's functions
     for every kind (table_data_files, table_file_rows, table_rewrite_commit, table_rewrite_recover,
