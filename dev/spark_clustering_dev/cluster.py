@@ -15,7 +15,9 @@ from spark_clustering_dev.spark import jvm_options
 from spark_clustering_dev.thrift import free_port, pid_alive
 
 
-def get_json(url: str, timeout: float = 5.0):
+def get_json(url: str, timeout: float = 30.0):
+    # 30 s: on the 2-core CI machine at full load a Spark UI took over 5 s to answer (a cluster
+    # suite's setup timed out reading /api/v1/applications, 2026-12-02)
     with urllib.request.urlopen(url, timeout=timeout) as resp:
         return json.loads(resp.read().decode())
 
