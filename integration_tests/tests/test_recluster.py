@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import threading
 import time
@@ -471,6 +472,15 @@ def run_boxes(spark, table, times=1):
             spark.sql(box_sql(table, b)).collect()
 
 
+def cost_over_bytes(reason: str) -> float:
+    """A cost decision's "the best rewrite (N files / X) costs Y": Y / X."""
+    found = re.search(r"\(\d+ files / ([\d.]+ [KMG]?B)\) costs ([\d.]+ [KMG]?B)", reason)
+    assert found, reason
+    selected, cost = (float(t.split()[0]) * {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}[t.split()[1]]
+                      for t in found.group(1, 2))
+    return cost / selected
+
+
 def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s):
     """`recluster: {policy: cost}`: without a rate the gate decides and says why; with the box
     workload observed, an append is left alone at 0 queries per run and rewritten at 200; the
@@ -490,6 +500,12 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0, "horizon_runs": 10}, file_rows=1000)
     assert out["decision"] == "skipped" and out["policy"] == "cost", out
     assert out["reason"].startswith("cost: nothing pays: the best rewrite ("), out
+    # the best candidate is cut into several files on sampled keys: it reads and writes its bytes
+    assert cost_over_bytes(out["reason"]) == pytest.approx(2, rel=0.01), out
+    # cut into one file, the write takes its quantiles and checksum in a pass over every column first
+    out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0, "horizon_runs": 10},
+                       file_rows=10 ** 6)
+    assert out["decision"] == "skipped" and cost_over_bytes(out["reason"]) == pytest.approx(3, rel=0.01), out
     assert data_files(spark, table) == before
 
     measured_before, read_before = files_read(spark, table), bytes_read(spark, table)

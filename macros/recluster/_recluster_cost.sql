@@ -14,9 +14,12 @@
                overlapping more than a grid's cells; linear: F on its first column, 1 on the others;
                a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again), plus what
-               the sampling pass of a write cut into several files reads on top: nothing counted
-               where it reads the clustering columns alone, the whole of every file the table's
-               reader reads whole (Iceberg: files of at most 1 MiB; the kind's read_whole_bytes)
+               the write's first pass reads on top. A write cut on sampled keys (2 or more files, no
+               partition columns, a curve key that fits a BIGINT: _write_key_fits) samples the
+               clustering columns: nothing counted for them, the whole of every file the table's
+               reader reads whole (Iceberg: files of at most 1 MiB; the kind's read_whole_bytes).
+               Any other write (one file, a partitioned table, linear) takes its quantiles or its
+               checksum in a pass over every column: the selection's bytes once more (3 x in all)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
@@ -353,6 +356,9 @@
     {#- one run alone (no new files) is not a candidate: rewritten on its own it comes out as it went
         in (the same rows cut by the same layout), whatever an estimate says -#}
     {%- set first = 2 if groups and groups[0].run is defined else 1 -%}
+    {%- set cfg = settings.cfg -%}
+    {%- set key_fits = spark_clustering._write_key_fits(cfg.method, (cfg.partition_by or []) | length > 0, cfg.cluster_by | length,
+                                                        cfg.ranges.values() | max, spark_clustering.udf_backend()) -%}
     {%- for size in range(first, groups | length + 1) -%}
         {%- set picked = groups[:size] -%}
         {%- set rows = picked | sum(attribute='rows') -%}
@@ -360,7 +366,10 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
-        {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings) if new_count > 1 else 0) -%}
+        {#- a write cut on sampled keys reads the clustering columns first (and the files the reader
+            reads whole); any other reads every column first: the quantiles' or linear's checksum -#}
+        {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings)
+                                    if key_fits and new_count > 1 else bytes) -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}
@@ -406,7 +415,7 @@
 
 
 {#- What a rewrite's sampling pass (a pass over the clustering columns of the selection, before a
-    write cut into several files) reads beyond the clustering columns: the files the table's reader
+    write cut on sampled keys) reads beyond the clustering columns: the files the table's reader
     reads whole (Iceberg's files of at most 1 MiB), in bytes. -#}
 {% macro _recluster_cost_sample_reads(files, settings) %}
     {%- set limit = settings.kind.read_whole_bytes -%}

@@ -18,11 +18,8 @@
     {%- set backend = none if cfg.method == 'linear' else spark_clustering.udf_backend() -%}
     {%- set observe = observe_source and cfg.validate == 'checksum' and cfg.method != 'linear'
                       and spark_clustering._has_extension_function('observe_row_checksum') -%}
-    {#- The files can be cut on sampled keys (one sampling pass, then the write: what an ORDER BY
-        costs) for a BIGINT key and no partition columns. -#}
-    {%- set key_fits = cfg.method != 'linear' and partition_by | length == 0
-                       and (backend == 'sql' or cfg.method == 'auto' or (cluster_names | length)
-                            * spark_clustering._key_bits(ranges.values() | max) <= 63) -%}
+    {%- set key_fits = spark_clustering._write_key_fits(cfg.method, partition_by | length > 0, cluster_names | length,
+                                                        ranges.values() | max, backend) -%}
     {%- set rebuild = existing is not none and not existing.is_view -%}
     {#- A rebuild of a query whose count(*) is a whole evaluation (a join, an aggregate) sizes its
         sample on the row count the previous build recorded and counts the rows in the sampling
@@ -187,6 +184,17 @@
 
 {#- What the staging table must match: the source's row count, and with cluster_validate: checksum
     also the checksum of every row (a pass of its own over the source, as ORDER BY's sampling job is). -#}
+{#- Whether a write can cut its files on sampled keys (one sampling pass over the clustering
+    columns, then the write: what an ORDER BY costs): a curve key that fits a BIGINT, no partition
+    columns. With 2 or more files it does; otherwise its first pass (the quantiles with the checksum,
+    or linear's checksum) reads every column of the source. recluster's cost policy asks the same
+    (_recluster_cost_scope). -#}
+{% macro _write_key_fits(method, partitioned, column_count, max_ranges, backend) %}
+    {{ return(method != 'linear' and not partitioned
+              and (backend == 'sql' or method == 'auto' or column_count * spark_clustering._key_bits(max_ranges) <= 63)) }}
+{% endmacro %}
+
+
 {% macro _source_check(source_view, column_names, cfg, row_count) %}
     {%- if cfg.validate == 'checksum' -%}
         {{ return(spark_clustering.row_checksum(source_view, column_names)) }}
