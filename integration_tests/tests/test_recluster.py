@@ -179,13 +179,16 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert_no_leftovers(spark, s, alias)
 
 
-def test_a_recluster_reads_its_files_once(spark, dbt, s):
+@pytest.mark.parametrize("into", ["several files", "one file"])
+def test_a_recluster_reads_its_files_once(spark, dbt, s, into):
     """A rewrite reads the rows of its files once: its write, which takes the checksum of the rows it
     reads and of the rows its writer receives itself (observe_row_checksum). The check of the staged
-    copy counts its rows from the footers, and reads no column. Its sample reads only the clustering
-    columns (a, b, c: 0.58x the files here). Before, the check read the staged copy back whole, and
-    before that a sampling pass read every column once more for the checksum."""
-    alias, rows = "rc_reads", 60000
+    copy counts its rows from the footers, and reads no column. Its sample (several files) or its
+    quantiles (one file) read only the clustering columns (a, b, c: 0.58x the files here). Before,
+    the check read the staged copy back whole, and before that a sampling pass read every column
+    once more for the checksum (a rewrite into one file did until 2026-12-02)."""
+    alias, rows = f"rc_reads_{into.split()[0]}", 60000
+    file_rows = {"several files": FILE_ROWS, "one file": 10 ** 6}[into]
     run_model(dbt, alias, 0, rows, spark_clustering_recluster=False)
     table = f"{s}.{alias}"
     before = data_files(spark, table)
@@ -195,11 +198,13 @@ def test_a_recluster_reads_its_files_once(spark, dbt, s):
     spark.conf.set("parquet.hadoop.vectored.io.enabled", "false")
     try:
         out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s,
-                                 vars=model_vars(alias), callbacks=[reads])
+                                 vars=model_vars(alias, file_rows=file_rows, recluster={"max_average_depth": 1}),
+                                 callbacks=[reads])
     finally:
         spark.conf.unset("parquet.hadoop.vectored.io.enabled")
     after = data_files(spark, table)
     assert out["decision"] == "reclustered" and not set(after) & set(before), out
+    assert (len(after) == 1) == (into == "one file"), after
     assert actual(spark, table) == expected(spark, [(0, rows)])
     # the statements of the rewrite: those on the view of the files' rows, or on the staged copy (the
     # measures before and after read metadata: footers, and the clustering columns of files whose
@@ -213,15 +218,19 @@ def test_a_recluster_reads_its_files_once(spark, dbt, s):
     # the staged copy's check: its files' footers only (0.05x of these small files)
     staged = [n for n, sql in rewrite if "sum(file_size)" in sql]
     assert staged and all(n < 0.1 * size for n in staged), report
-    assert any(0 < n < 0.8 * size and f"{alias}__sc_recluster_source_sample" in sql for n, sql in rewrite), report
+    first_pass = (f"{alias}__sc_recluster_source_sample" if into == "several files"
+                  else "sort_array(collect_list(")  # the sample's pass, or the quantiles'
+    assert any(0 < n < 0.8 * size and first_pass in sql for n, sql in rewrite), report
 
 
-def test_rows_a_recluster_did_not_read_fail_its_check_and_nothing_is_committed(spark, dbt, s):
+@pytest.mark.parametrize("into", ["several files", "one file"])
+def test_rows_a_recluster_did_not_read_fail_its_check_and_nothing_is_committed(spark, dbt, s, into):
     """The adversary of the check: a staged file doubled after the write (its copy in the staging
     directory). The rows the write read (observed by the write) no longer match the staged rows read
     back, so nothing is committed, the table keeps its files and rows, and the next run leaves no
-    staging behind."""
-    alias, rows = "rc_mismatch", 30000
+    staging behind. A rewrite into one file observes them too (its quantiles read no checksum)."""
+    alias, rows = f"rc_mismatch_{into.split()[0]}", 30000
+    one = {"file_rows": 10 ** 6, "recluster": {"max_average_depth": 1}} if into == "one file" else {}
     run_model(dbt, alias, 0, rows, spark_clustering_recluster=False)
     table = f"{s}.{alias}"
     before = data_files(spark, table)
@@ -232,12 +241,13 @@ def test_rows_a_recluster_did_not_read_fail_its_check_and_nothing_is_committed(s
         shutil.copy(staged[0], staged[0].with_name("part-99999-copy" + "".join(staged[0].suffixes)))
 
     with pytest.raises(DbtError) as failure:
-        recluster_held_at(spark, dbt, s, alias, "recluster.after_staging_write", double_a_staged_file, final=True)
+        recluster_held_at(spark, dbt, s, alias, "recluster.after_staging_write", double_a_staged_file, final=True, **one)
     text = str(failure.value)
     assert "the rewritten files do not match the files they replace" in text and "nothing was committed" in text, text
     assert data_files(spark, table) == before
     assert actual(spark, table) == expected(spark, [(0, rows)])
-    recluster_op(dbt, s, alias, final=True)
+    recluster_op(dbt, s, alias, final=True, **one)
+    assert len(data_files(spark, table)) == 1 or not one
     assert actual(spark, table) == expected(spark, [(0, rows)])
     assert_no_leftovers(spark, s, alias)
 
@@ -481,6 +491,27 @@ def cost_over_bytes(reason: str) -> float:
     return cost / selected
 
 
+@pytest.mark.parametrize("case, want", [
+    ({"method": "hilbert"}, 2),  # cut on sampled keys: its sample reads the clustering columns
+    ({"method": "hilbert", "target_file_rows": 10 ** 6}, 2),  # one file: its quantiles read those alone
+    ({"method": "auto"}, 2),
+    ({"method": "hilbert", "partition_by": ["day"]}, 3),  # the quantiles and the checksum read every column
+    ({"method": "linear"}, 3),  # the checksum reads every column
+    ({"method": "zorder", "ranges": {"a": 2 ** 22, "b": 2 ** 22, "c": 2 ** 22}}, 3),  # 66 bits: no BIGINT key
+    ({"method": "hilbert", "read_whole_bytes": 10 ** 6}, 3),  # Iceberg: small files read whole by the sample
+    ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "file_bytes": 2 * 10 ** 6}, 2),  # larger ones are not
+])
+def test_cost_of_a_rewrite_is_what_its_write_plan_reads(spark, dbt, s, case, want):
+    """What the cost policy charges a rewrite: its bytes read and written, and what the write's first
+    pass reads on top, by the write plan's own rule (_write_key_fits): nothing where that pass reads
+    the clustering columns (plus, on Iceberg, the files its reader reads whole), the bytes once more
+    where it reads every column."""
+    args = {"method": "hilbert", "cluster_by": COLUMNS, "ranges": {c: 1000 for c in COLUMNS}, "partition_by": [],
+            "target_file_rows": 1000, "files": 4, "file_bytes": 100_000, "rows": 8000, **case}
+    got = run_operation_json("cost_of_rewrite", args, schema=s)
+    assert got["bytes"] == args["files"] * args["file_bytes"] and got["cost"] == want * got["bytes"], (case, got)
+
+
 def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s):
     """`recluster: {policy: cost}`: without a rate the gate decides and says why; with the box
     workload observed, an append is left alone at 0 queries per run and rewritten at 200; the
@@ -502,10 +533,10 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
     assert out["reason"].startswith("cost: nothing pays: the best rewrite ("), out
     # the best candidate is cut into several files on sampled keys: it reads and writes its bytes
     assert cost_over_bytes(out["reason"]) == pytest.approx(2, rel=0.01), out
-    # cut into one file, the write takes its quantiles and checksum in a pass over every column first
+    # into one file, the quantiles read the clustering columns and the write observes the checksum
     out = recluster_op(dbt, s, alias, recluster={"policy": "cost", "queries_per_run": 0, "horizon_runs": 10},
                        file_rows=10 ** 6)
-    assert out["decision"] == "skipped" and cost_over_bytes(out["reason"]) == pytest.approx(3, rel=0.01), out
+    assert out["decision"] == "skipped" and cost_over_bytes(out["reason"]) == pytest.approx(2, rel=0.01), out
     assert data_files(spark, table) == before
 
     measured_before, read_before = files_read(spark, table), bytes_read(spark, table)

@@ -14,12 +14,13 @@
                overlapping more than a grid's cells; linear: F on its first column, 1 on the others;
                a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again), plus what
-               the write's first pass reads on top. A write cut on sampled keys (2 or more files, no
-               partition columns, a curve key that fits a BIGINT: _write_key_fits) samples the
-               clustering columns: nothing counted for them, the whole of every file the table's
-               reader reads whole (Iceberg: files of at most 1 MiB; the kind's read_whole_bytes).
-               Any other write (one file, a partitioned table, linear) takes its quantiles or its
-               checksum in a pass over every column: the selection's bytes once more (3 x in all)
+               the write's first pass reads on top. A write cut on sampled keys (no partition
+               columns, a curve key that fits a BIGINT: _write_key_fits) or into one file reads the
+               clustering columns first: nothing counted for them, the whole of every file the
+               table's reader reads whole (Iceberg: files of at most 1 MiB; the kind's
+               read_whole_bytes). Any other write (2 or more files of a partitioned table or of a
+               key wider than 63 bits, linear) takes its quantiles or its checksum in a pass over
+               every column: the selection's bytes once more (3 x in all)
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
@@ -366,10 +367,11 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
-        {#- a write cut on sampled keys reads the clustering columns first (and the files the reader
-            reads whole); any other reads every column first: the quantiles' or linear's checksum -#}
+        {#- a write cut on sampled keys, or into one file, reads the clustering columns first (and
+            the files the reader reads whole); any other reads every column first: the quantiles'
+            or linear's checksum (_plan_clustered_write) -#}
         {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings)
-                                    if key_fits and new_count > 1 else bytes) -%}
+                                    if cfg.method != 'linear' and (key_fits or new_count == 1) else bytes) -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}

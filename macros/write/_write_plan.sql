@@ -101,6 +101,12 @@
             {#- observed by the write itself: decided below, once the file routing is known -#}
             {%- set source_check = pass_check if (pass_check is not none or observe)
                                    else spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
+        {%- elif observe and num_files == 1 -%}
+            {#- one file: the quantiles read the clustering columns only, and the write, which reads the
+                source once (a range partitioner of one partition samples nothing), observes the checksum -#}
+            {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
+                                                                   checksum=false) -%}
+            {%- set source_check = none -%}
         {%- else -%}
             {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
                                                                    checksum=(cfg.validate == 'checksum')) -%}
@@ -129,9 +135,9 @@
     {%- set file_routing = file_routing if file_routing is defined else none -%}
     {%- set from_sql = source_view -%}
     {%- if observe and source_check is none -%}
-        {%- if file_routing is not none -%}
-            {#- each row goes straight to its file's task, so the write reads the source once (a
-                range partitioner's sampling job would read it, and count it, twice) -#}
+        {%- if file_routing is not none or num_files == 1 -%}
+            {#- each row goes straight to its file's task (or to the one file's), so the write reads the
+                source once (a range partitioner's sampling job would read it, and count it, twice) -#}
             {%- set token = invocation_id ~ ':' ~ source_view ~ ':' ~ modules.datetime.datetime.utcnow().isoformat() -%}
             {%- set from_sql = '(' ~ spark_clustering._observed_rows_sql(source_view, token, column_names) ~ ') as __sc_observed' -%}
             {%- set source_check = {'observed_token': token} -%}
@@ -186,9 +192,10 @@
     also the checksum of every row (a pass of its own over the source, as ORDER BY's sampling job is). -#}
 {#- Whether a write can cut its files on sampled keys (one sampling pass over the clustering
     columns, then the write: what an ORDER BY costs): a curve key that fits a BIGINT, no partition
-    columns. With 2 or more files it does; otherwise its first pass (the quantiles with the checksum,
-    or linear's checksum) reads every column of the source. recluster's cost policy asks the same
-    (_recluster_cost_scope). -#}
+    columns. With 2 or more files it does; into one file a recluster's quantiles read the clustering
+    columns only too (the write observes the checksum); otherwise the first pass (the quantiles with
+    the checksum, or linear's checksum) reads every column of the source. recluster's cost policy
+    asks the same (_recluster_cost_scope). -#}
 {% macro _write_key_fits(method, partitioned, column_count, max_ranges, backend) %}
     {{ return(method != 'linear' and not partitioned
               and (backend == 'sql' or method == 'auto' or column_count * spark_clustering._key_bits(max_ranges) <= 63)) }}
