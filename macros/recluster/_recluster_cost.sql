@@ -169,8 +169,11 @@
     {%- set correction = spark_clustering._recluster_cost_correction(context, ns.settled) -%}
     {%- do context.update({'correction': correction}) -%}
     {%- do figures.update({'estimate_correction': correction.factor, 'estimate_checks': correction.checks}) -%}
+    {#- asked once, not per scope: outside a model (a run-operation) the session's functions are not
+        memoised, and a table of many partitions has as many scopes -#}
+    {%- set key_fits = spark_clustering._recluster_cost_key_fits(settings) -%}
     {%- for sweep in sweeps -%}
-        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor, run_queries) -%}
+        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor, run_queries, key_fits) -%}
         {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
                                'files_per_query_now': figures.files_per_query_now + choice.now.files,
                                'files_per_query_settled': figures.files_per_query_settled + choice.now.settled_files}) -%}
@@ -348,7 +351,7 @@
     files} per query, after: {bytes, files, rewritten_files}, best: the candidate with the largest net
     (saving - cost), rewritten or not}. `correction`: what the table's own past rewrites say the
     estimate of the files a box meets among the rewritten ones is off by (_recluster_cost_correction). -#}
-{% macro _recluster_cost_scope(sweep, settings, queries, correction=1.0, run_queries={}) %}
+{% macro _recluster_cost_scope(sweep, settings, queries, correction=1.0, run_queries={}, key_fits=none) %}
     {%- set slab_columns = spark_clustering._recluster_cost_curve_columns(settings) -%}
     {%- set groups = sweep.groups -%}
     {%- set per_box = sweep.per_box -%}
@@ -358,8 +361,7 @@
         in (the same rows cut by the same layout), whatever an estimate says -#}
     {%- set first = 2 if groups and groups[0].run is defined else 1 -%}
     {%- set cfg = settings.cfg -%}
-    {%- set key_fits = spark_clustering._write_key_fits(cfg.method, (cfg.partition_by or []) | length > 0, cfg.cluster_by | length,
-                                                        cfg.ranges.values() | max, spark_clustering.udf_backend()) -%}
+    {%- set key_fits = spark_clustering._recluster_cost_key_fits(settings) if key_fits is none else key_fits -%}
     {%- for size in range(first, groups | length + 1) -%}
         {%- set picked = groups[:size] -%}
         {%- set rows = picked | sum(attribute='rows') -%}
@@ -413,6 +415,14 @@
                    'after': ns.best.after, 'best': ns.best, 'queries': ns.best.queries}) }}
     {%- endif -%}
     {{ return({'files': [], 'bytes': 0, 'cost': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best, 'queries': queries}) }}
+{% endmacro %}
+
+
+{#- Whether the rewrite's write cuts its files on sampled keys (_write_key_fits), from its settings. -#}
+{% macro _recluster_cost_key_fits(settings) %}
+    {%- set cfg = settings.cfg -%}
+    {{ return(spark_clustering._write_key_fits(cfg.method, (cfg.partition_by or []) | length > 0, cfg.cluster_by | length,
+                                               cfg.ranges.values() | max, spark_clustering.udf_backend())) }}
 {% endmacro %}
 
 
