@@ -188,8 +188,6 @@
 {% endmacro %}
 
 
-{#- What the staging table must match: the source's row count, and with cluster_validate: checksum
-    also the checksum of every row (a pass of its own over the source, as ORDER BY's sampling job is). -#}
 {#- Whether a write can cut its files on sampled keys (one sampling pass over the clustering
     columns, then the write: what an ORDER BY costs): a curve key that fits a BIGINT, no partition
     columns. With 2 or more files it does; into one file a recluster's quantiles read the clustering
@@ -202,6 +200,8 @@
 {% endmacro %}
 
 
+{#- What the staging table must match: the source's row count, and with cluster_validate: checksum
+    also the checksum of every row (a pass of its own over the source, as ORDER BY's sampling job is). -#}
 {% macro _source_check(source_view, column_names, cfg, row_count) %}
     {%- if cfg.validate == 'checksum' -%}
         {{ return(spark_clustering.row_checksum(source_view, column_names)) }}
