@@ -1,5 +1,6 @@
 """A real S3 API server on 127.0.0.1 for the tests and benchmarks (moto in server mode: the S3 REST
-API, conditional writes included), and the Spark confs that point S3A at it.
+API, conditional writes included, each object's writes atomic as on S3: s3_server.py), and the
+Spark confs that point S3A at it.
 
     with S3Server() as s3:                   # a moto server on a free loopback port
         s3.create_bucket("warehouse")
@@ -72,7 +73,7 @@ def free_port() -> int:
 
 
 class S3Server:
-    """moto's S3 server in a child process on 127.0.0.1; its request log (one line per request, with
+    """moto's S3 server (s3_server.py) in a child process on 127.0.0.1; its request log (one line per request, with
     the HTTP status) is kept in `log_path`."""
 
     def __init__(self, log_dir: Path | None = None):
@@ -85,7 +86,7 @@ class S3Server:
 
     def start(self) -> "S3Server":
         log = open(self.log_path, "w")
-        self._process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+        self._process = subprocess.Popen([sys.executable, "-m", "spark_clustering_dev.s3_server", "-H", "127.0.0.1", "-p", str(self.port)],
                                          stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:

@@ -1,5 +1,6 @@
 """Tables on S3 through S3A, against a real S3 API server on 127.0.0.1 (moto in server mode, one per
-test process; spark_clustering_dev.s3): the lease by conditional create, raced by two processes, its
+test process; spark_clustering_dev.s3): the lease by conditional create, raced by two processes (and
+the server's conditional create, raced by threads), its
 refusal to work without one, and a clustered table built, rebuilt and reclustered in a bucket, with
 S3A's own request counters reported (docs/object_stores.md)."""
 from __future__ import annotations
@@ -229,6 +230,64 @@ def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3
     assert refused, "no create of a lease generation was refused: the writers never raced"
     print(f"[object store] lease race: {len(held)} rounds, {len(lease_puts)} PUTs of lease files, "
           f"{len(refused)} refused with 412")
+
+
+def test_the_s3_server_lets_one_of_racing_conditional_creates_win(tmp_path):
+    """The lease race above is only as true as the S3 server's conditional PUT. moto checks
+    `If-None-Match: *` and then stores the object, with nothing between the two, so two creates of
+    one key could both be told they won: one CI run saw a lease writer find its new generation
+    holding the other writer's token. The tests' server (spark_clustering_dev.s3_server) makes each
+    key's writes atomic, as S3 does. Here 4 threads race to create each of 200 keys on a server whose
+    interpreter switches threads every microsecond (which makes the gap in plain moto show): exactly
+    one create of each key succeeds, the others get 412, and the object holds the winner's bytes."""
+    import threading
+
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    from spark_clustering_dev.s3 import REGION, free_port
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", "import sys; sys.setswitchinterval(1e-6); "
+                               "from spark_clustering_dev.s3_server import main; main()", "-p", str(port)],
+                              stdout=open(tmp_path / "server.log", "w"), stderr=subprocess.STDOUT)
+    try:
+        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id=ACCESS_KEY,
+                              aws_secret_access_key=SECRET_KEY, region_name=REGION,
+                              config=Config(retries={"max_attempts": 1}, max_pool_connections=8))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.create_bucket(Bucket="conditional-race")
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()[-2000:]
+                time.sleep(0.2)
+        writers, outcomes = 4, []
+        for round_ in range(200):
+            won, refused, start = [], [], threading.Barrier(writers)
+
+            def create(i, key=f"lease.{round_}"):
+                start.wait()
+                try:
+                    client.put_object(Bucket="conditional-race", Key=key, Body=f"writer {i}".encode(), IfNoneMatch="*")
+                    won.append(i)
+                except ClientError as e:
+                    refused.append(e.response["ResponseMetadata"]["HTTPStatusCode"])
+
+            threads = [threading.Thread(target=create, args=(i,)) for i in range(writers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            body = client.get_object(Bucket="conditional-race", Key=f"lease.{round_}")["Body"].read().decode()
+            outcomes.append((won, sorted(refused), body))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    wrong = [(i, o) for i, o in enumerate(outcomes) if len(o[0]) != 1 or o[1] != [412] * 3 or o[2] != f"writer {o[0][0]}"]
+    assert wrong == [], f"{len(wrong)} of 200 races did not have exactly one winner: {wrong[:5]}"
 
 
 def test_without_conditional_create_the_lease_refuses_to_work(spark, s3):
