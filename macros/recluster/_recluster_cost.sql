@@ -20,7 +20,9 @@
                table's reader reads whole (Iceberg: files of at most 1 MiB; the kind's
                read_whole_bytes). Any other write (2 or more files of a partitioned table or of a
                key wider than 63 bits, linear) takes its quantiles or its checksum in a pass over
-               every column: the selection's bytes once more (3 x in all)
+               every column: the selection's bytes once more (3 x in all). A selection with files
+               the reader reads whole, of at most 256 MiB, is read into Spark's cache by that first
+               pass and written from it (_recluster_caches_selection): 2 x, whatever the write
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
@@ -369,11 +371,15 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
-        {#- a write cut on sampled keys, or into one file, reads the clustering columns first (and
-            the files the reader reads whole); any other reads every column first: the quantiles'
-            or linear's checksum (_plan_clustered_write) -#}
-        {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings)
-                                    if cfg.method != 'linear' and (key_fits or new_count == 1) else bytes) -%}
+        {#- a selection read into the cache is read once; a write cut on sampled keys, or into one
+            file, reads the clustering columns first (and the files the reader reads whole); any
+            other reads every column first: the quantiles' or linear's checksum (_plan_clustered_write) -#}
+        {%- if spark_clustering._recluster_caches_selection(files, settings) -%}
+            {%- set cost = 2 * bytes -%}
+        {%- else -%}
+            {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings)
+                                        if cfg.method != 'linear' and (key_fits or new_count == 1) else bytes) -%}
+        {%- endif -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}

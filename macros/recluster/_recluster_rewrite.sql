@@ -33,6 +33,12 @@
     {%- endfor -%}
     {%- do spark_clustering._rows_of_files_view(settings, state.table_version,
             selection.files | map(attribute='path') | list, source_view) -%}
+    {%- if spark_clustering._recluster_caches_selection(selection.files, settings) -%}
+        {#- lazy: the write plan's first pass fills it; the drop of the view below uncaches it -#}
+        {% call statement('spark_clustering_recluster_cache_source') -%}
+            cache lazy table {{ source_view }}
+        {%- endcall %}
+    {%- endif -%}
     {%- set plan = spark_clustering._recluster_rewrite_plan(relation, state, selection, settings, source_view) -%}
     {%- set staging_dir = kind.staging_dir(settings.detail.location, selection.level, run_id) -%}
     {%- set staged = kind.stage(staging, settings, plan, staging_dir, prefix, lease) -%}
@@ -54,6 +60,20 @@
     {{ return({'run_id': run_id, 'level': selection.level, 'status': committed.status,
                'files_replaced': committed.files_removed | int, 'files_written': committed.files_added | int, 'rows': staged.row_count,
                'bytes_removed': committed.bytes_removed | int, 'bytes_written': committed.bytes_added | int}) }}
+{% endmacro %}
+
+
+{#- Whether a rewrite reads its selection into Spark's cache (MEMORY_AND_DISK), so that its first
+    pass (the sample, or the quantiles, over the clustering columns) and its write read the files
+    once between them: where the table's reader reads some of them whole whatever columns a scan
+    asks for (the kind's read_whole_bytes: Iceberg's files of at most 1 MiB), the first pass read
+    those whole and the write read them again. Up to 256 MiB of files: the cache holds the rows
+    decoded, a few times their bytes, and spills what does not fit to the executors' disks. The
+    cost policy charges a cached selection 2 x its bytes (_recluster_cost_scope). -#}
+{% macro _recluster_caches_selection(files, settings) %}
+    {%- set limit = settings.kind.read_whole_bytes -%}
+    {{ return(limit > 0 and files | selectattr('size', 'le', limit) | list | length > 0
+              and files | sum(attribute='size') <= 268435456) }}
 {% endmacro %}
 
 
