@@ -71,8 +71,7 @@
     decoded, a few times their bytes, and spills what does not fit to the executors' disks. The
     cost policy charges a cached selection 2 x its bytes (_recluster_cost_scope). -#}
 {% macro _recluster_caches_selection(files, settings) %}
-    {%- set limit = settings.kind.read_whole_bytes -%}
-    {{ return(limit > 0 and files | selectattr('size', 'le', limit) | list | length > 0
+    {{ return(spark_clustering._recluster_cost_sample_reads(files, settings) > 0
               and files | sum(attribute='size') <= 268435456) }}
 {% endmacro %}
 
