@@ -54,7 +54,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-H", "--host", default="127.0.0.1")
     parser.add_argument("-p", "--port", type=int, required=True)
+    # a test's way to make races between the server's threads show (sys.setswitchinterval)
+    parser.add_argument("--switch-interval", type=float, default=None)
     args = parser.parse_args(argv)
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     os.environ.setdefault("MOTO_PORT", str(args.port))  # as moto.server sets it
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     app = DomainDispatcherApplication(create_backend_app)

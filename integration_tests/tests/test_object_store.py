@@ -19,7 +19,8 @@ from harness.plans import skipping_summary
 from spark_clustering_dev.layout import file_ranges
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
 from spark_clustering_dev.recluster_case import COLUMNS, MODEL, actual, expected
-from spark_clustering_dev.s3 import ACCESS_KEY, NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, SECRET_KEY, delta, s3a_counters
+from spark_clustering_dev.s3 import (ACCESS_KEY, NO_CONDITIONAL_CREATE_BUCKET, S3_ENDPOINT_ENV, SECRET_KEY, S3Server, delta,
+                                     s3a_counters)
 from spark_clustering_dev.spark import confs, jvm_options_env
 
 BUCKET = "it-object-store"
@@ -242,28 +243,11 @@ def test_the_s3_server_lets_one_of_racing_conditional_creates_win(tmp_path):
     one create of each key succeeds, the others get 412, and the object holds the winner's bytes."""
     import threading
 
-    import boto3
-    from botocore.config import Config
     from botocore.exceptions import ClientError
 
-    from spark_clustering_dev.s3 import REGION, free_port
-
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", "import sys; sys.setswitchinterval(1e-6); "
-                               "from spark_clustering_dev.s3_server import main; main()", "-p", str(port)],
-                              stdout=open(tmp_path / "server.log", "w"), stderr=subprocess.STDOUT)
-    try:
-        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id=ACCESS_KEY,
-                              aws_secret_access_key=SECRET_KEY, region_name=REGION,
-                              config=Config(retries={"max_attempts": 1}, max_pool_connections=8))
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                client.create_bucket(Bucket="conditional-race")
-                break
-            except Exception:  # noqa: BLE001 - not listening yet
-                assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "server.log").read_text()[-2000:]
-                time.sleep(0.2)
+    with S3Server(tmp_path, switch_interval=1e-6) as server:
+        client = server.client()
+        server.create_bucket("conditional-race")
         writers, outcomes = 4, []
         for round_ in range(200):
             won, refused, start = [], [], threading.Barrier(writers)
@@ -283,9 +267,6 @@ def test_the_s3_server_lets_one_of_racing_conditional_creates_win(tmp_path):
                 t.join()
             body = client.get_object(Bucket="conditional-race", Key=f"lease.{round_}")["Body"].read().decode()
             outcomes.append((won, sorted(refused), body))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     wrong = [(i, o) for i, o in enumerate(outcomes) if len(o[0]) != 1 or o[1] != [412] * 3 or o[2] != f"writer {o[0][0]}"]
     assert wrong == [], f"{len(wrong)} of 200 races did not have exactly one winner: {wrong[:5]}"
 
