@@ -2,7 +2,7 @@
 the native keys give the Python reference's bits, a clustered build through dbt writes tight files
 that data skipping prunes with the answers of a full scan, the one-pass k-d tree fit cuts the SQL
 fit's trees, a recluster killed with SIGKILL at a random
-step loses no row, the writer lease excludes a second writer, a jar built for another line stops
+step loses no row (on one line per run of scripts/test: KILL_LINES), the writer lease excludes a second writer, a jar built for another line stops
 the session's start naming both lines and the jar to load, and a table of each format the line has a
 release of builds and reclusters."""
 from __future__ import annotations
@@ -33,52 +33,61 @@ KILL_STEPS = ["after_staging_write", "after_validate", "after_manifest", "after_
               "after_deletes"]
 
 
-def test_a_recluster_killed_at_a_random_step_loses_nothing(request, session_work, tmp_path):
-    """The incremental model's append + recluster in a child process (its own Spark of this line),
-    killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
-    journal, forward after it) and the rows are exactly the batches'. The next run is the suite's
-    own session, a process started after the kill over the killed one's warehouse and metastore
-    (so this test comes first in the file): one JVM start and full dbt parse fewer than a second
-    child, whose run the suite's later tests then share. (Run after the session started, e.g.
-    alone by -k, the next run is a second child.)"""
-    from pyspark import SparkContext
+# The lines whose suite kills a recluster (a child JVM of the line and its recovery: the suite's
+# costliest test, 170-400 s beside the full suite). By hand every line's does; scripts/test names one
+# line per run, drawn at random (SPARK_CLUSTERING_LINE_KILL, printed), so every line's jar is killed
+# in turn while the default line's full suite kills at every step on every run.
+KILL_LINES = (os.environ.get("SPARK_CLUSTERING_LINE_KILL") or SPARK_LINE).split(",")
 
-    step = random.Random(SEED).choice(KILL_STEPS)
-    gate = {"max_average_depth": 1.5}
-    model = ["run", "--select", "recluster_case"]
-    schema = "it_line_kill"
 
-    def run(start, end, **extra):
-        return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
-                                       "rc_recluster": gate, **extra}}
+# a line that does not kill this run has no such test, rather than a skipped one
+if SPARK_LINE in KILL_LINES:
+    def test_a_recluster_killed_at_a_random_step_loses_nothing(request, session_work, tmp_path):
+        """The incremental model's append + recluster in a child process (its own Spark of this line),
+        killed with SIGKILL at a random step of the recluster; the next run recovers (back before the
+        journal, forward after it) and the rows are exactly the batches'. The next run is the suite's
+        own session, a process started after the kill over the killed one's warehouse and metastore
+        (so this test comes first in the file): one JVM start and full dbt parse fewer than a second
+        child, whose run the suite's later tests then share. (Run after the session started, e.g.
+        alone by -k, the next run is a second child.)"""
+        from pyspark import SparkContext
 
-    in_session = SparkContext._active_spark_context is None
-    pause_sql, hook, marker = pause_at(step)
-    base = {"work": str(session_work if in_session else tmp_path / "child"), "schema": schema}
-    # the first run only makes the table (reclustering it first would cost the child's cold JVM ~10 s
-    # and change nothing the kill tests): the second run's recluster rewrites both runs' files
-    code, out = run_child({**base, "steps": [run(0, 8000, spark_clustering_recluster=False), *pause_sql,
-                                             run(8000, 11000, **hook)]}, kill_at=marker)
-    assert code == -signal.SIGKILL, out[-3000:]
-    recovery = run(11000, 12000, spark_clustering_recluster=False)
-    if in_session:
-        spark = request.getfixturevalue("spark")
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):  # dbt's log lines, the recovery's among them
-            run_dbt(recovery["dbt"], schema=schema, vars=recovery["vars"])
-        out = printed.getvalue()
-        check = {"rows_match": actual(spark, f"{schema}.rc_line") == expected(spark, [(0, 12000)]),
-                 "leftovers": leftovers(spark, schema, "rc_line")}
-    else:
-        code, out = run_child({**base, "steps": [recovery, {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]},
-                              kill_at=None)
-        assert code == 0, out[-4000:]
-        [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
-    recovered = [x for x in out.splitlines() if "interrupted run" in x]
-    print(f"[line {SPARK_LINE}] killed at {step} (seed {SEED}): {recovered[:1]}; {check}")
-    assert check["rows_match"] and check["leftovers"] == [], (step, SEED, check)
-    want = "rolled back" if step in MACRO_STEPS else "rolled forward"
-    assert recovered and want in recovered[0], (step, SEED, recovered)
+        step = random.Random(SEED).choice(KILL_STEPS)
+        gate = {"max_average_depth": 1.5}
+        model = ["run", "--select", "recluster_case"]
+        schema = "it_line_kill"
+
+        def run(start, end, **extra):
+            return {"dbt": model, "vars": {"rc_alias": "rc_line", "rc_start": start, "rc_end": end, "rc_file_rows": 2000,
+                                           "rc_recluster": gate, **extra}}
+
+        in_session = SparkContext._active_spark_context is None
+        pause_sql, hook, marker = pause_at(step)
+        base = {"work": str(session_work if in_session else tmp_path / "child"), "schema": schema}
+        # the first run only makes the table (reclustering it first would cost the child's cold JVM ~10 s
+        # and change nothing the kill tests): the second run's recluster rewrites both runs' files
+        code, out = run_child({**base, "steps": [run(0, 8000, spark_clustering_recluster=False), *pause_sql,
+                                                 run(8000, 11000, **hook)]}, kill_at=marker)
+        assert code == -signal.SIGKILL, out[-3000:]
+        recovery = run(11000, 12000, spark_clustering_recluster=False)
+        if in_session:
+            spark = request.getfixturevalue("spark")
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):  # dbt's log lines, the recovery's among them
+                run_dbt(recovery["dbt"], schema=schema, vars=recovery["vars"])
+            out = printed.getvalue()
+            check = {"rows_match": actual(spark, f"{schema}.rc_line") == expected(spark, [(0, 12000)]),
+                     "leftovers": leftovers(spark, schema, "rc_line")}
+        else:
+            code, out = run_child({**base, "steps": [recovery, {"check": {"alias": "rc_line", "batches": [[0, 12000]]}}]},
+                                  kill_at=None)
+            assert code == 0, out[-4000:]
+            [check] = [json.loads(x.split(": ", 1)[1]) for x in out.splitlines() if x.startswith("recluster_child: ")]
+        recovered = [x for x in out.splitlines() if "interrupted run" in x]
+        print(f"[line {SPARK_LINE}] killed at {step} (seed {SEED}): {recovered[:1]}; {check}")
+        assert check["rows_match"] and check["leftovers"] == [], (step, SEED, check)
+        want = "rolled back" if step in MACRO_STEPS else "rolled forward"
+        assert recovered and want in recovered[0], (step, SEED, recovered)
 
 
 def test_it_runs_the_line_it_was_built_for(spark):
