@@ -21,6 +21,11 @@ def main() -> int:
     os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     # the templater only compiles: no need to list every schema's relations first (35 CPU-s, not 40)
     os.environ.setdefault("DBT_POPULATE_CACHE", "false")
+    # under scripts/test (SPARK_CLUSTERING_TEST_JVM=1) the templater's Spark JVMs, one per sqlfluff
+    # run, are short-lived JVMs of the tests': C1, the serial collector (spark_clustering_dev.spark)
+    from spark_clustering_dev.spark import jvm_options_env
+
+    os.environ.update(jvm_options_env())
     deps = dbtRunner().invoke(["deps", "--quiet", "--project-dir", str(INTEGRATION_TESTS),
                                "--profiles-dir", str(INTEGRATION_TESTS)])
     if not deps.success:
