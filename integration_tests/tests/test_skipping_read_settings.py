@@ -7,7 +7,7 @@ merged schemas, datetime and INT96 rebase modes as `spark.read` options, table O
 confs, INT96 conversion and time zones, field ids, orc positional evolution and calendars through
 the Hadoop configuration, the session and the read options, binary as string, nanoseconds as long,
 widened read schemas, the row readers, the optimizer's rewrites switched off). Each scenario runs
-seeded random predicates (SPARK_CLUSTERING_SKIPPING_SEED replays or draws one; about 2,000 in all),
+seeded random predicates (SPARK_CLUSTERING_SKIPPING_SEED replays or draws one; about 1,300 in all),
 each as its own scan, rule on and rule off:
   - the rows are equal (multiset of row hashes: count and checksum);
   - a query that succeeds without the rule succeeds with it (a query that fails without it may
@@ -36,7 +36,7 @@ from spark_clustering_dev.sql import sql_str
 
 SCHEMA = "it_test_skipping_read_settings"
 SEED = seed_from_env(default=31)
-N = 60  # predicates per scenario (one UNION ALL query each, rule on and off)
+N = 40  # predicates per scenario (one UNION ALL query each, rule on and off; 60 until CI's time ran short)
 
 RAW_FORMS = {"spark.sql.optimizer.excludedRules": ",".join(
     "org.apache.spark.sql.catalyst.optimizer." + r for r in [
@@ -268,7 +268,7 @@ def test_summary_read_settings():
     total = sum(s["predicates"] for s in SUMMARY.values())
     print(f"\nread settings (seed {SEED}): {total} predicates\n" + "\n".join(lines))
     if len(SUMMARY) == len(SCENARIOS):
-        assert total >= 2000
+        assert total >= N * len(SCENARIOS)
 
 
 # ----------------------------------------------------------------------------------------------
