@@ -18,6 +18,22 @@ from spark_clustering_dev.paths import EXTENSION_CLASS, FORMAT_JARS, JAR, SPARK_
 # session serves one of them (and plain tables, which both catalogs hand to Spark's own).
 TABLE_FORMATS = ("hive", "delta", "iceberg")
 
+# The tests that repeat a whole set-up per format (a documented target building the example, a
+# Thrift server of the format, a rebuild and a recluster killed at random, another Spark line's
+# build of the format) run for the formats SPARK_CLUSTERING_TEST_FORMATS names: both by default,
+# one per run under scripts/test (drawn at random and printed), for CI's time. Each format's own
+# suite (test_delta_tables.py, test_iceberg_tables.py) runs on every run.
+TEST_FORMATS_ENV = "SPARK_CLUSTERING_TEST_FORMATS"
+
+
+def formats_this_run() -> list[str]:
+    """Delta and/or Iceberg, as SPARK_CLUSTERING_TEST_FORMATS names them (default: both)."""
+    named = [f.strip() for f in (os.environ.get(TEST_FORMATS_ENV) or "delta,iceberg").split(",") if f.strip()]
+    unknown = sorted(set(named) - {"delta", "iceberg"})
+    if unknown or not named:
+        raise ValueError(f"{TEST_FORMATS_ENV}={os.environ.get(TEST_FORMATS_ENV)!r}: name delta, iceberg or both (comma-separated)")
+    return named
+
 # Set by the tests (integration_tests/tests/conftest.py; their child processes inherit it), never by
 # the benchmarks, which run the JVM as users do. Under the tests:
 # - the short-lived JVMs (the child processes' sessions, a cluster's daemons and executors) compile

@@ -20,6 +20,7 @@ import pytest
 from harness.format_table_cases import ROWS
 from harness.recluster_child import fingerprints_printed, source_tables
 from spark_clustering_dev.paths import INTEGRATION_TESTS
+from spark_clustering_dev.spark import formats_this_run
 
 # the recluster round's table (the rebuild round's is `killed`, in the same schema)
 RECLUSTERED = "rkilled"
@@ -64,7 +65,7 @@ def _seed() -> int:
     return int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
 
 
-@pytest.fixture(scope="module", params=["delta", "iceberg"])
+@pytest.fixture(scope="module", params=formats_this_run())  # one per run of scripts/test
 def table_format(request) -> str:
     return request.param
 

@@ -19,7 +19,7 @@ import yaml
 from harness.format_target_child import EXAMPLE_VARS
 from spark_clustering_dev.dbt import install_packages
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
-from spark_clustering_dev.spark import jvm_options_env
+from spark_clustering_dev.spark import formats_this_run, jvm_options_env
 
 DOC = REPO / "docs" / "table_formats.md"
 PROFILE = "spark_clustering_integration_tests"  # the project's `profile`, which the docs' block stands for
@@ -35,7 +35,7 @@ def documented_targets() -> dict:
     return profile["outputs"]
 
 
-@pytest.mark.parametrize("table_format", ["delta", "iceberg"])
+@pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
 def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_format, tmp_path):
     target = documented_targets()[table_format]
     install_packages()  # the child runs dbt on the project as it is

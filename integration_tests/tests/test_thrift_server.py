@@ -12,6 +12,7 @@ import pytest
 from harness.plans import skipping_summary
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.spark import formats_this_run
 from spark_clustering_dev.thrift import ThriftServer, pid_alive
 
 pytestmark = pytest.mark.thrift
@@ -126,7 +127,7 @@ def test_server_process_is_gone_after_stop(thrift_server):
     assert not pid_alive(pid), f"thrift server pid {pid} still alive after stop()"
 
 
-@pytest.fixture(scope="module", params=["delta", "iceberg"])
+@pytest.fixture(scope="module", params=formats_this_run())  # one per run of scripts/test
 def format_thrift_server(request):
     """A server whose spark_catalog serves Delta (or Iceberg) tables, set up as docs/table_formats.md
     says (the package's extension first, then the format's; DeltaCatalog / SparkSessionCatalog; the
