@@ -63,9 +63,11 @@ def fingerprints_printed(output: str) -> list[list[int]]:
     return [json.loads(line.split(": ", 1)[1]) for line in found]
 
 
-def run_child(plan: dict, kill_at: str | None, env: dict | None = None, timeout: float = 300) -> tuple[int, str]:
+def run_child(plan: dict, kill_at: str | None, env: dict | None = None, timeout: float = 900) -> tuple[int, str]:
     """The parent's side: run this module with `plan` in a process group of its own; with `kill_at`,
-    SIGKILL the group (Python + its Spark JVM) once the child reports pausing there. (exit code, output)."""
+    SIGKILL the group (Python + its Spark JVM) once the child reports pausing there. (exit code, output).
+    `timeout` bounds a hang, not the work: a child's first build took 104 s on a loaded 2-core machine
+    and 300 s ran out before a later step (2026-12-02)."""
     from spark_clustering_dev.paths import INTEGRATION_TESTS
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "SPARK_CLUSTERING_TARGET": "session", **(env or {})}
