@@ -41,6 +41,12 @@ from spark_clustering_dev.spark import get_spark
 MACRO_STEPS = {"after_plan", "after_staging_write", "after_validate"}
 
 
+def kill_seed() -> int:
+    """The seed of a kill test's random draw (steps, moments): SPARK_CLUSTERING_KILL_SEED repeats a
+    run's draw, printed by the test; otherwise a new one each run."""
+    return int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+
+
 def pause_at(step: str) -> tuple[list[dict], dict, str]:
     """Plan entries + dbt vars + the pause marker that hold a child's recluster at `step`."""
     if step in MACRO_STEPS:

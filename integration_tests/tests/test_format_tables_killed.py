@@ -18,7 +18,7 @@ import time
 import pytest
 
 from harness.format_table_cases import ROWS
-from harness.recluster_child import fingerprints_printed, source_tables
+from harness.recluster_child import fingerprints_printed, kill_seed, source_tables
 from spark_clustering_dev.paths import INTEGRATION_TESTS
 from spark_clustering_dev.spark import formats_this_run
 
@@ -61,10 +61,6 @@ def _child(plan: dict, kill_after_marker: str | None = None, fraction: float = 0
     return out
 
 
-def _seed() -> int:
-    return int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
-
-
 @pytest.fixture(scope="module", params=formats_this_run())  # one per run of scripts/test
 def table_format(request) -> str:
     return request.param
@@ -81,7 +77,7 @@ def rounds(table_format, tmp_path_factory) -> dict:
     base = {"work": str(work), "schema": schema, "table_format": table_format}
 
     # the rebuild round
-    rebuild_seed = _seed()
+    rebuild_seed = kill_seed()
     rebuild_fraction = random.Random(rebuild_seed).uniform(0.0, 1.0)  # of the first build's time
 
     def run_model(source):
@@ -98,7 +94,7 @@ def rounds(table_format, tmp_path_factory) -> dict:
 
     # the recluster round (tables of its own beside the rebuild round's), set up and killed by the
     # process that recovered the rebuild round
-    recluster_seed = _seed()
+    recluster_seed = kill_seed()
     recluster_fraction = random.Random(recluster_seed).uniform(0.0, 0.8)  # of a build's time: a recluster takes a little less
     table = f"{schema}.{RECLUSTERED}"
     case = {"case_source": f"{schema}.r_uniform", "case_alias": RECLUSTERED, "case_format": table_format,

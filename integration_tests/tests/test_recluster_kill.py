@@ -19,11 +19,10 @@ import json
 import os
 import random
 import signal
-import time
 
 import pytest
 
-from harness.recluster_child import pause_at, run_child
+from harness.recluster_child import kill_seed, pause_at, run_child
 from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.s3 import S3_ENDPOINT_ENV
 
@@ -43,7 +42,7 @@ def steps_this_run() -> tuple[list[str], int | None]:
     """The steps this run kills at, in their order, and the seed that drew them (None: every step)."""
     if os.environ.get("SPARK_CLUSTERING_KILL_STEPS") == "all":
         return STEPS, None
-    seed = int(os.environ.get("SPARK_CLUSTERING_KILL_SEED", time.time_ns() % 100_000))
+    seed = kill_seed()
     rng = random.Random(seed)
     drawn = set(rng.sample(STEPS[:BEFORE_JOURNAL], 2) + rng.sample(STEPS[BEFORE_JOURNAL:], 2))
     return [step for step in STEPS if step in drawn], seed
@@ -80,7 +79,7 @@ def recovery_actions(output: str) -> list[str]:
 
 
 def kill_at_steps(work, schema: str, steps: list[str], env: dict | None = None, after_kill=None,
-                       **plan_extra) -> dict:
+                  **plan_extra) -> dict:
     """Append + recluster killed at each of `steps` in turn, each kill recovered by the next run;
     returns each step's check (rows, leftovers) and recovery actions after asserting them."""
     run_model = ["run", "--select", "recluster_case"]
@@ -165,8 +164,8 @@ def test_kill_at_the_steps_of_a_recluster_on_s3_loses_nothing(work, s3):
     # docs/object_stores.md says); here the sessions keep them, so the recovery completes them
     conf = {"spark.hadoop.fs.s3a.committer.abort.pending.uploads": "false"}
     kill_at_steps(work / "s3-pending", schema, ["after_staging_write", "after_first_move"],
-                       env={S3_ENDPOINT_ENV: s3.endpoint}, after_kill=stray_upload,
-                       schema_location=f"s3a://{bucket}/{schema}.db", conf=conf)
+                  env={S3_ENDPOINT_ENV: s3.endpoint}, after_kill=stray_upload,
+                  schema_location=f"s3a://{bucket}/{schema}.db", conf=conf)
     assert strays and s3.uploads(bucket) == []
 
 
