@@ -507,7 +507,7 @@ def cost_over_bytes(reason: str) -> float:
 ])
 def test_cost_of_a_rewrite_is_what_its_write_plan_reads(spark, dbt, s, case, want):
     """What the cost policy charges a rewrite: its bytes read and written, and what the write's first
-    pass reads on top, by the write plan's own rule (_write_key_fits): nothing where that pass reads
+    pass reads on top, by the write plan's own rule (_write_first_pass): nothing where that pass reads
     the clustering columns (plus, on Iceberg, the files its reader reads whole), the bytes once more
     where it reads every column; nothing where the selection is read into the cache
     (_recluster_caches_selection)."""

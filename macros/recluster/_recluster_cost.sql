@@ -14,8 +14,9 @@
                overlapping more than a grid's cells; linear: F on its first column, 1 on the others;
                a k-d tree, whose leaves do not overlap: F^e_c, e_c its share of the tree's cuts)
       cost     2 x the selection's bytes (a rewrite reads them and writes them again), plus what
-               the write's first pass reads on top. A write cut on sampled keys (no partition
-               columns, a curve key that fits a BIGINT: _write_key_fits) or into one file reads the
+               the write's first pass reads on top (_write_first_pass, the write plan's own rule).
+               A write cut on sampled keys (no partition columns, a curve key that fits a BIGINT:
+               _write_key_fits) or into one file reads the
                clustering columns first: nothing counted for them, the whole of every file the
                table's reader reads whole (Iceberg: files of at most 1 MiB; the kind's
                read_whole_bytes). Any other write (2 or more files of a partitioned table or of a
@@ -371,14 +372,15 @@
         {%- for group in picked -%}{%- do files.extend(group.files) -%}{%- endfor -%}
         {%- set bytes = files | sum(attribute='size') -%}
         {%- set new_count = spark_clustering._files_for_target(rows, settings.cfg, bytes / [rows, 1] | max) -%}
-        {#- a selection read into the cache is read once; a write cut on sampled keys, or into one
-            file, reads the clustering columns first (and the files the reader reads whole); any
-            other reads every column first: the quantiles' or linear's checksum (_plan_clustered_write) -#}
+        {#- a selection read into the cache is read once; otherwise the write's first pass
+            (_write_first_pass; a recluster's write observes its checksum) reads the clustering
+            columns (and the files the reader reads whole) or every column -#}
         {%- if spark_clustering._recluster_caches_selection(files, settings) -%}
             {%- set cost = 2 * bytes -%}
+        {%- elif spark_clustering._write_first_pass(cfg.method, key_fits, new_count, true) == 'every_column' -%}
+            {%- set cost = 3 * bytes -%}
         {%- else -%}
-            {%- set cost = 2 * bytes + (spark_clustering._recluster_cost_sample_reads(files, settings)
-                                        if cfg.method != 'linear' and (key_fits or new_count == 1) else bytes) -%}
+            {%- set cost = 2 * bytes + spark_clustering._recluster_cost_sample_reads(files, settings) -%}
         {%- endif -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}

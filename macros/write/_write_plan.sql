@@ -64,7 +64,8 @@
         {%- set key_sql = none -%}
         {%- set layout = none -%}
     {%- else -%}
-        {%- set presample = key_fits and num_files > 1 -%}
+        {%- set first_pass = spark_clustering._write_first_pass(cfg.method, key_fits, num_files, observe) -%}
+        {%- set presample = first_pass == 'sampled_keys' -%}
         {%- set method = cfg.method -%}
         {%- if method == 'auto' and not presample -%}
             {#- the candidates are simulated as the sampled files of one unpartitioned write -#}
@@ -101,7 +102,7 @@
             {#- observed by the write itself: decided below, once the file routing is known -#}
             {%- set source_check = pass_check if (pass_check is not none or observe)
                                    else spark_clustering._source_check(source_view, column_names, cfg, row_count) -%}
-        {%- elif observe and num_files == 1 -%}
+        {%- elif first_pass == 'quantiles_observed' -%}
             {#- one file: the quantiles read the clustering columns only, and the write, which reads the
                 source once (a range partitioner of one partition samples nothing), observes the checksum -#}
             {%- set boundaries = spark_clustering.range_boundaries(source_view, cluster_cols, column_names, ranges, fraction,
@@ -190,13 +191,29 @@
 
 {#- Whether a write can cut its files on sampled keys (one sampling pass over the clustering
     columns, then the write: what an ORDER BY costs): a curve key that fits a BIGINT, no partition
-    columns. With 2 or more files it does; into one file a recluster's quantiles read the clustering
-    columns only too (the write observes the checksum); otherwise the first pass (the quantiles with
-    the checksum, or linear's checksum) reads every column of the source. recluster's cost policy
-    asks the same (_recluster_cost_scope). -#}
+    columns. With 2 or more files it does (_write_first_pass). -#}
 {% macro _write_key_fits(method, partitioned, column_count, max_ranges, backend) %}
     {{ return(method != 'linear' and not partitioned
               and (backend == 'sql' or method == 'auto' or column_count * spark_clustering._key_bits(max_ranges) <= 63)) }}
+{% endmacro %}
+
+
+{#- What a clustered write reads before it writes, the one rule _plan_clustered_write follows and
+    recluster's cost policy charges (_recluster_cost_scope):
+      sampled_keys        2 or more files cut on sampled keys (_write_key_fits): a sampling pass over
+                          the clustering columns (every column too when it takes the checksum, i.e.
+                          the write does not observe it)
+      quantiles_observed  one file of a write that observes its source's checksum (a recluster's):
+                          the quantiles read the clustering columns only
+      every_column        otherwise: the quantiles with the checksum, or linear's checksum, read
+                          every column of the source -#}
+{% macro _write_first_pass(method, key_fits, num_files, observe) %}
+    {%- if method != 'linear' and key_fits and num_files > 1 -%}
+        {{ return('sampled_keys') }}
+    {%- elif method != 'linear' and observe and num_files == 1 -%}
+        {{ return('quantiles_observed') }}
+    {%- endif -%}
+    {{ return('every_column') }}
 {% endmacro %}
 
 
