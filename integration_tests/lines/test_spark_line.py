@@ -36,7 +36,7 @@ KILL_STEPS = ["after_staging_write", "after_validate", "after_manifest", "after_
 # The lines whose suite kills a recluster (a child JVM of the line and its recovery: the suite's
 # costliest test, 170-400 s beside the full suite). By hand every line's does; scripts/test names one
 # line per run, drawn at random (SPARK_CLUSTERING_LINE_KILL, printed), so every line's jar is killed
-# in turn while the default line's full suite kills at four of its steps on every run.
+# in turn while the default line's full suite kills at two of its steps on every run.
 KILL_LINES = (os.environ.get("SPARK_CLUSTERING_LINE_KILL") or SPARK_LINE).split(",")
 
 
