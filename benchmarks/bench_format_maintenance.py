@@ -51,11 +51,14 @@ so the --queries executed queries are a sample: at rate R a step's bytes read ar
 mean (and its query time R x the sample's mean time). Only the cost tables' decisions depend on R:
 each of the other layouts runs once and its totals are computed per rate. So that the extension
 OBSERVES R queries per append on the cost table of rate R (it records a query when Spark plans it),
-recording is on for the first min(R, --queries) sample queries on that table (off for the rest:
-spark.sparkclustering.workload.record) and R - --queries more boxes are planned, not executed
-(EXPLAIN), after every step: a fixed pool drawn by the same generator with seed --seed + 2, the same
-boxes after every append (fresh boxes every step would overflow the 1,000 distinct boxes a slot
-keeps at R = 200). The workload the extension kept for a table is deleted before its build.
+recording is on for min(R, --queries) of the sample's queries on that table (off for the rest:
+spark.sparkclustering.workload.record), the next R of the sample at each append, in turn (R < --queries:
+over the appends the table serves the whole sample, whose mean its reads are counted by; until
+2026-12-03 the first R at every append, so at R = 2 the policy learned 2 boxes and was scored on 20),
+and R - --queries more boxes are planned, not executed (EXPLAIN), after every step: a fixed pool
+drawn by the same generator with seed --seed + 2, the same boxes after every append (fresh boxes
+every step would overflow the 1,000 distinct boxes a slot keeps at R = 200). The workload the
+extension kept for a table is deleted before its build.
 Per layout and rate: bytes read, bytes rewritten, total = read + 2 x rewritten (a rewrite reads and
 writes its bytes; the first builds are not counted), maintenance time, + the queries' time, files at
 the end; the ratios of issue 50: cost policy total / the best peer's (peers: the natives and never)
@@ -416,9 +419,9 @@ def main(argv: list[str] | None = None) -> int:
         for i, q in enumerate(workload):
             answers = set()
             for name, layout in layouts.items():
-                # a cost table's extension observes R queries per append: the sample's first R, or all of
-                # it and R - sample more planned below
-                record("rate" not in layout or i < layout["rate"])
+                # a cost table's extension observes R queries per append: the sample's next R in turn
+                # (R < the sample), or all of it and R - sample more planned below
+                record("rate" not in layout or (i - (step - 1) * layout["rate"]) % len(workload) < layout["rate"])
                 start = time.monotonic()
                 df = spark.sql(q["sql"].replace(source, layout["table"]))
                 answers.add(tuple(tuple(r) for r in df.collect()))
