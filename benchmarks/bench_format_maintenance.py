@@ -54,7 +54,8 @@ OBSERVES R queries per append on the cost table of rate R (it records a query wh
 recording is on for min(R, --queries) of the sample's queries on that table (off for the rest:
 spark.sparkclustering.workload.record), the next R of the sample at each append, in turn (R < --queries:
 over the appends the table serves the whole sample, whose mean its reads are counted by; until
-2026-12-03 the first R at every append, so at R = 2 the policy learned 2 boxes and was scored on 20),
+2026-12-03 the first R at every append, so at R = 2 a policy that learns its boxes from what it
+observed, not from a declared workload (--method auto declares one), learned 2 boxes, scored on 20),
 and R - --queries more boxes are planned, not executed (EXPLAIN), after every step: a fixed pool
 drawn by the same generator with seed --seed + 2, the same boxes after every append (fresh boxes
 every step would overflow the 1,000 distinct boxes a slot keeps at R = 200). The workload the
