@@ -1,9 +1,10 @@
 """`kill -9` at the steps of a recluster: the next run finishes or rolls back, no row is lost or
 duplicated and nothing staged is left behind. Each run kills at two of the seven steps, drawn at
-random (one before the journal is published, rolled back, and one after, rolled forward; the seed
-is printed and SPARK_CLUSTERING_KILL_SEED repeats it; SPARK_CLUSTERING_KILL_STEPS=all kills at every
-step), so every step is killed in turn: a kill costs a child process (Python, dbt's parse, a Spark
-JVM, ~60 s of a core in CI), and all seven, or four, no longer fit CI's time.
+random (one before the journal is published: rolled back, or after_plan's nothing to undo; and one
+after it, rolled forward; the seed is printed and SPARK_CLUSTERING_KILL_SEED repeats it;
+SPARK_CLUSTERING_KILL_STEPS=all kills at every step), so every step is killed in turn: a kill costs
+a child process (Python, dbt's parse, a Spark JVM, ~60 s of a core in CI), and all seven, or four,
+no longer fit CI's time.
 
 Each step runs in a child process (harness.recluster_child) with its own embedded Spark and Derby
 metastore over one warehouse: the child runs dbt, pauses at the step (the macro's steps through the
