@@ -25,6 +25,26 @@
 {% endmacro %}
 
 
+{#- Test-only: per table, the rows spark_clustering._file_stats_rows measures (what recluster's
+    measure and clustering_information read), every value as text: {table: [[file_path, row_count,
+    c__min, c__max, c__null_count, ...], ...]} (a trailing inexact_files left out). -#}
+{% macro metrics_file_stats_rows(schema, tables, columns) %}
+    {%- set rows_by_table = {} -%}
+    {%- for table in tables -%}
+        {%- set relation = api.Relation.create(schema=schema, identifier=table) -%}
+        {%- set stats = spark_clustering._file_stats_rows(relation, columns, spark_clustering._existing_table_detail(relation)) -%}
+        {%- set rows = [] -%}
+        {%- for row in stats.rows -%}
+            {%- set values = [] -%}
+            {%- for value in row[:2 + 3 * (columns | length)] -%}{%- do values.append(value | string) -%}{%- endfor -%}
+            {%- do rows.append(values) -%}
+        {%- endfor -%}
+        {%- do rows_by_table.update({table: rows}) -%}
+    {%- endfor -%}
+    {{ print("metrics_file_stats_rows: " ~ tojson(rows_by_table)) }}
+{% endmacro %}
+
+
 {#- Test-only: the whole clustering_information path after the SQL (run_query -> agate -> ranges
     -> metrics) on `file_count` synthetic file_stats rows made by Spark, timed. -#}
 {% macro metrics_timed_synthetic_stats(file_count) %}

@@ -45,6 +45,13 @@ class TestDeltaTables(FormatTableCases):
             assert set(got) == set(want) and len(want) == 4, (got.keys(), want.keys())
             for file, w in want.items():
                 assert all(got[file][k] == v for k, v in w.items() if k != "f"), (columns, file, got[file], w)
+            if "ts" not in columns:
+                # what recluster's measure reads: the log's bounds and whether they are exact in one
+                # statement, the rows when they are not (_file_stats_rows); alike as text
+                measured = run_operation_json("metrics_file_stats_rows", {"schema": sources, "tables": ["delta_defaults"],
+                                                                          "columns": columns}, schema=sources)["delta_defaults"]
+                assert {Path(local(r[0])).name: r[1:] for r in measured} == {
+                    file: [str(w[k]) for k in w if k != "f"] for file, w in want.items()}, (columns, measured)
 
         check(["a", "late"], from_log=True)   # ints, a file whose `late` is all null: exact in the log
         check(["a", "s"], from_log=False)     # s has 45 characters, Delta kept 32

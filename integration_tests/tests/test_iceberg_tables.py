@@ -44,3 +44,32 @@ class TestIcebergTables(FormatTableCases):
         assert size > 2 << 20 and total < 1.3 * size, report
         # the cache went with the view (the write plan's sample too)
         assert spark._jsparkSession.sharedState().cacheManager().isEmpty()
+
+    def test_a_measure_takes_the_manifests_bounds_until_delete_files_make_them_inexact(self, spark, sources):
+        """What recluster's measure and clustering_information read (_file_stats_rows): the bounds in
+        the manifests and, in the same statement, whether the table has delete files; then a DELETE
+        in merge-on-read mode leaves position delete files, the manifests' record counts still count
+        the deleted rows, and the measure reads the rows instead. Both times equal to each file's rows."""
+        from pathlib import Path
+
+        from spark_clustering_dev.dbt import run_operation_json
+        from spark_clustering_dev.paths import local
+
+        table = f"{sources}.merge_on_read"
+        spark.sql(f"drop table if exists {table}")
+        spark.sql(f"""create table {table} using iceberg tblproperties ('write.delete.mode' = 'merge-on-read',
+                'write.metadata.metrics.column.a' = 'full', 'write.metadata.metrics.column.s' = 'full') as
+            select /*+ REPARTITION_BY_RANGE(4, id) */ id, a, s from {sources}.uniform""")
+
+        def check() -> None:
+            measured = run_operation_json("metrics_file_stats_rows", {"schema": sources, "tables": ["merge_on_read"],
+                                                                      "columns": ["a", "s"]}, schema=sources)["merge_on_read"]
+            want = {Path(local(r[0])).name: [str(v) for v in r[1:]] for r in spark.sql(
+                f"""select _file, count(*), min(a), max(a), count(*) - count(a), min(s), max(s), count(*) - count(s)
+                    from {table} group by 1""").collect()}
+            assert {Path(local(r[0])).name: r[1:] for r in measured} == want and len(want) == 4, (measured, want)
+
+        check()
+        spark.sql(f"delete from {table} where a < 1000")
+        assert spark.sql(f"select count(*) from {table}.delete_files").first()[0] > 0
+        check()

@@ -39,11 +39,12 @@
         {%- if 'error' in workload_result -%}{{ return(workload_result) }}{%- endif -%}
     {%- endif -%}
 
-    {%- set stats = run_query(spark_clustering.file_stats(relation, column_list)) -%}
+    {%- set detail = spark_clustering._existing_table_detail(relation) -%}
+    {%- set stats = spark_clustering._file_stats_rows(relation, column_list, detail) -%}
     {%- set file_ranges = spark_clustering._file_ranges_from_stats(stats, column_list | length) -%}
     {%- set metrics = spark_clustering._clustering_metrics(file_ranges, column_list) -%}
     {#- how the table was last clustered (none for a table the package did not write) -#}
-    {%- set properties = spark_clustering._table_properties(relation) -%}
+    {%- set properties = detail.properties if detail is not none else spark_clustering._table_properties(relation) -%}
     {%- set result = {"relation": relation | string, "method": properties.get('spark_clustering.method'),
                       "layout": properties.get('spark_clustering.layout_name') or none} -%}
     {%- do result.update(metrics) -%}

@@ -39,7 +39,8 @@
         {%- do by_path.update({path: file}) -%}
     {%- endfor -%}
     {%- if files | length > 0 -%}
-        {%- set stats = run_query(spark_clustering.file_stats(relation, columns)) -%}
+        {#- the DESCRIBE settings read, not a second one: nothing this call commits changes it -#}
+        {%- set stats = spark_clustering._file_stats_rows(relation, columns, settings.detail) -%}
         {%- set file_ranges = spark_clustering._file_ranges_from_stats(stats, columns | length) -%}
         {%- for row in stats.rows if row[0] in by_path -%}
             {%- do by_path[row[0]].update({'rows': row[1] | int, 'ranges': file_ranges[loop.index0]}) -%}

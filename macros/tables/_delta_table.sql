@@ -144,8 +144,9 @@
     bounds may be wide), or a table with column mapping (the log names columns by physical names).
     The string rule is taken in bytes (octet_length), never shorter than Delta's UTF-16 length, so
     a bound that might have been cut is never taken as exact. Otherwise '' and file_stats reads
-    the rows. -#}
-{% macro _delta_metadata_file_stats(relation, column_list, detail) %}
+    the rows. `inexact_column` (_file_stats_sql): the files whose statistics are not exact are
+    counted in the same statement (its inexact_files), not by one of their own. -#}
+{% macro _delta_metadata_file_stats(relation, column_list, detail, inexact_column=false) %}
     {%- set properties = detail.properties -%}
     {%- set columns_by_name = spark_clustering._columns_by_name(relation) -%}
     {%- if (properties.get('delta.columnMapping.mode', 'none') | lower) != 'none' -%}{{ return('') }}{%- endif -%}
@@ -182,7 +183,8 @@ from (
     from table_data_files({{ spark_clustering._sql_literal(relation.schema ~ '.' ~ relation.identifier, 'file_stats') }})
 )
     {%- endset -%}
-    {%- if run_query('select count_if(not coalesce(exact, false)) from (' ~ log_files ~ ')').rows[0][0] | int > 0 -%}
+    {%- if not inexact_column
+          and run_query('select count_if(not coalesce(exact, false)) from (' ~ log_files ~ ')').rows[0][0] | int > 0 -%}
         {{ return('') }}
     {%- endif -%}
     {%- set sql -%}
@@ -195,8 +197,14 @@ select
     s.maxValues.{{ quoted }} as {{ spark_clustering._quoted_suffixed(column.name, '__max') }},
     s.nullCount.{{ quoted }} as {{ spark_clustering._quoted_suffixed(column.name, '__null_count') }}
     {%- endfor %}
+    {%- if inexact_column %},
+    inexact_files
+from (select *, count_if(not coalesce(exact, false)) over () as inexact_files from ({{ log_files }}))
+where s.numRecords > 0 or inexact_files > 0
+    {%- else %}
 from ({{ log_files }})
 where s.numRecords > 0
+    {%- endif %}
     {%- endset -%}
     {{ return(sql) }}
 {% endmacro %}

@@ -90,8 +90,9 @@
     column that is neither string nor binary (only those are truncated); never for float/double
     (Iceberg's bounds leave NaN out, Spark's max counts it as the largest value) and never while
     the table has row-level delete files (the bounds and record counts would include deleted rows).
-    Otherwise '' and file_stats reads the rows. -#}
-{% macro _iceberg_metadata_file_stats(relation, column_list, detail) %}
+    Otherwise '' and file_stats reads the rows. `inexact_column` (_file_stats_sql): the delete files
+    are counted in the same statement (its inexact_files), not by one of their own. -#}
+{% macro _iceberg_metadata_file_stats(relation, column_list, detail, inexact_column=false) %}
     {%- set properties = detail.properties -%}
     {%- set columns_by_name = spark_clustering._columns_by_name(relation) -%}
     {%- set default_mode = properties.get('write.metadata.metrics.default', 'truncate(16)') | lower -%}
@@ -102,9 +103,11 @@
             {{ return('') }}
         {%- endif -%}
     {%- endfor -%}
-    {%- if run_query('select count(*) from ' ~ spark_clustering._iceberg_metadata_table(relation, 'delete_files')).rows[0][0] | int > 0 -%}
+    {%- if not inexact_column and run_query('select count(*) from '
+            ~ spark_clustering._iceberg_metadata_table(relation, 'delete_files')).rows[0][0] | int > 0 -%}
         {{ return('') }}
     {%- endif -%}
+    {#- `files` lists the delete files too (content 1 and 2) -#}
     {%- set sql -%}
 select
     file_path,
@@ -115,10 +118,16 @@ select
     {{ metrics }}.upper_bound as {{ spark_clustering._quoted_suffixed(column_name, '__max') }},
     {{ metrics }}.null_value_count as {{ spark_clustering._quoted_suffixed(column_name, '__null_count') }}
     {%- endfor %}
+    {%- if inexact_column %},
+    count_if(content != 0) over () as inexact_files,
+    content
+    {%- endif %}
 from {{ spark_clustering._iceberg_metadata_table(relation, 'files') }}
-where content = 0 and record_count > 0
     {%- endset -%}
-    {{ return(sql) }}
+    {%- if inexact_column -%}
+        {{ return('select * from (' ~ sql ~ ') where (content = 0 and row_count > 0) or inexact_files > 0') }}
+    {%- endif -%}
+    {{ return(sql ~ ' where content = 0 and record_count > 0') }}
 {% endmacro %}
 
 

@@ -15,8 +15,10 @@
       stage(staging, settings, plan, staging_dir, prefix, lease)   write a recluster's files
                                         aside and check them: {row_count, hash_sum, hash_xor,
                                         file_bytes}
-      metadata_file_stats(relation, column_list, detail)   file_stats from the table's metadata,
-                                        '' where it is not exact (then the rows are read)
+      metadata_file_stats(relation, column_list, detail, inexact_column)   file_stats from the
+                                        table's metadata, '' where it is not exact (then the rows
+                                        are read); with inexact_column, Delta's and Iceberg's say
+                                        it in a last column instead (_file_stats_rows)
       after_rewrite(relation, cfg)      what a committed recluster still owes (plain: the
                                         statistics sidecar)
       read_whole_bytes       the size up to which the kind's reader reads a data file whole,
