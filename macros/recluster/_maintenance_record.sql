@@ -85,8 +85,9 @@
 {#- At the end of a recluster, after its commits and property writes (on Delta a property write is a
     version of its own): the table's state, the config, and the decision added to the history. The
     state is kept only when the recluster settled (the gate passed, or nothing is left to merge): one
-    stopped by max_rounds or aborted by a concurrent writer has work left, so the next one measures. -#}
-{% macro _recluster_record_outcome(relation, settings, outcome, fields={}) %}
+    stopped by max_rounds or aborted by a concurrent writer has work left, so the next one measures.
+    `record`: the record as this call read it under its lease (saves reading it again). -#}
+{% macro _recluster_record_outcome(relation, settings, outcome, fields={}, record=none) %}
     {%- if not spark_clustering._has_extension_function('save_maintenance_record') -%}{{ return(none) }}{%- endif -%}
     {%- set settled = outcome.decision != 'aborted' and not (outcome.stopped or '').startswith('gate still fails') -%}
     {%- set state = spark_clustering._call_extension('table_state', {'table': relation}, ['state', 'pending'])[0] -%}
@@ -96,7 +97,7 @@
         {%- set ns.bytes = ns.bytes + r.bytes_removed -%}
     {%- endfor -%}
     {%- set now = modules.datetime.datetime.utcnow().isoformat() -%}
-    {%- set record = spark_clustering._maintenance_record(relation) -%}
+    {%- set record = record if record is not none else spark_clustering._maintenance_record(relation) -%}
     {%- set history = (record.get('history') or [])[1 - spark_clustering._recluster_history_length():] -%}
     {%- do history.append({'at': now, 'decision': outcome.decision, 'reason': outcome.reason,
                            'rounds': outcome.rounds | length, 'files_rewritten': ns.files, 'bytes_rewritten': ns.bytes,

@@ -68,7 +68,8 @@
         {%- endfor -%}
     {%- endif -%}
     {%- set record = spark_clustering._maintenance_record(relation) -%}
-    {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total,
+    {#- `record`: read under the lease, so still the record when the call writes it (_recluster_record_outcome) -#}
+    {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total, 'record': record,
                        'expected_files_per_query': record.get('expected_files_per_query'),
                        'expected_rewritten_files_per_query': record.get('expected_rewritten_files_per_query'),
                        'expected_at': record.get('expected_at'), 'estimate_checks': record.get('estimate_checks') or [],

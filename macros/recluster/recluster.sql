@@ -193,7 +193,8 @@
         {%- endif -%}
     {%- endif -%}
     {#- after every commit and property write (on Delta a version of its own), still under the lease -#}
-    {%- do spark_clustering._recluster_record_outcome(relation, settings, outcome, remembered) -%}
+    {%- do spark_clustering._recluster_record_outcome(relation, settings, outcome, remembered,
+            cost_context.record if cost_context is not none else none) -%}
     {%- do spark_clustering._table_lease_release(lease) -%}
     {{ log('spark_clustering: recluster ' ~ settings.label ~ ': ' ~ outcome.decision ~ ' (' ~ outcome.reason
            ~ ('; stopped: ' ~ outcome.stopped if outcome.stopped and outcome.stopped != outcome.reason else '') ~ '); average depth '
