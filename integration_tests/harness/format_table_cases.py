@@ -606,8 +606,15 @@ class FormatTableCases:
             f"nothing changed since the last recluster (state {table_format}:"), noop
         assert len(noop_cost["statements"]) <= 5, noop_cost["statements"]
         append(spark, table, f"{sources}.shifted", 7 * ROWS + ROWS // 10, 7 * ROWS + ROWS // 5)  # not dbt
-        out, _ = costed("after_insert")
+        out, measured_cost = costed("after_insert")
         assert not out["reason"].startswith("nothing changed") and out["before"]["new_rows"] == ROWS // 10, out
+        # a recluster that measures reads the table's DESCRIBE once, whatever its rounds, and the
+        # metadata's bounds with whether they are exact in one statement per measure (no count of
+        # Iceberg's delete files or of Delta's inexact files of its own)
+        statements = [" ".join(s.lower().split()).split("*/", 1)[-1].strip() for s in measured_cost["statements"]]
+        shown = [s[:160] for s in statements]
+        assert sum(s.startswith("describe table extended") for s in statements) == 1, shown
+        assert not any(".delete_files" in s or s.startswith("select count_if(not coalesce(exact") for s in statements), shown
         again, _ = costed("again")
         assert again["reason"].startswith("nothing changed since the last recluster"), again
         other, _ = costed("columns", columns=["a", "id"])
