@@ -64,8 +64,8 @@
 {#- file_stats from the metadata, through the jar's table_file_stats: per file the statistics sidecar
     or the footer where it holds every column's min, max and NULL count exactly; only the other files
     (a truncated or missing bound, no statistics, an unreadable footer) are read, so a measure costs
-    the files, not the rows (exact whole: no inexact_files column). Without the jar '': file_stats reads every row's clustering columns,
-    which the log says once per invocation. -#}
+    the files, not the rows (exact whole: no inexact_files column). Without the jar '': file_stats
+    reads every row's clustering columns, which the log says once per invocation. -#}
 {% macro _plain_metadata_file_stats(relation, column_list, detail, inexact_column=false) %}
     {%- if not spark_clustering._has_extension_function('table_file_stats') -%}
         {%- set logged = graph.setdefault('_spark_clustering_file_stats_logged', []) if graph is mapping else [] -%}
