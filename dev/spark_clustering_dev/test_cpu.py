@@ -20,8 +20,11 @@ ENV = "SPARK_CLUSTERING_TEST_CPU"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
-def _processes() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, user + system ticks) of every process."""
+def _processes() -> dict[tuple[int, int], tuple[int, int]]:
+    """(pid, start time) -> (parent pid, user + system ticks) of every process. A pid alone does not
+    name a process for long: the kernel hands out pids (and every thread's id) from one space of
+    32,768 here, so a CI run goes round it, and a new process of another test worker can get the pid
+    of one of this worker's dead ones."""
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -32,7 +35,7 @@ def _processes() -> dict[int, tuple[int, int]]:
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2:].split()
-        found[int(name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+        found[(int(name), int(fields[19]))] = (int(fields[1]), int(fields[11]) + int(fields[12]))
     return found
 
 
@@ -43,8 +46,11 @@ class TestCpu:
         self.out, self.test = out, "(session set-up)"
         self.cpu: dict[str, float] = {}
         self.wall: dict[str, float] = {}
-        self._last: dict[int, int] = {}
-        self._known: set[int] = {os.getpid()}  # a process once seen stays ours after its parent dies
+        self._last: dict[tuple[int, int], int] = {}
+        # (pid, start time) of this process and its descendants: a process once seen stays ours after
+        # its parent dies
+        own = os.getpid()
+        self._known: set[tuple[int, int]] = {key for key in _processes() if key[0] == own}
         # the thread's samples and the test hooks' interleave: one at a time, or a process's CPU since
         # its last sample counts twice
         self._lock = threading.Lock()
@@ -55,14 +61,18 @@ class TestCpu:
     def _sample(self) -> None:
         with self._lock:
             processes = _processes()
-            for pid, (parent, _) in sorted(processes.items()):
-                if parent in self._known:
-                    self._known.add(pid)
+            started = {pid: start for pid, start in processes}
+            for key, (parent, _) in sorted(processes.items(), key=lambda kv: kv[0][1]):
+                if (parent, started.get(parent)) in self._known:
+                    self._known.add(key)
+            # a dead process's key never names another: forget it
+            self._known &= processes.keys()
             used = 0
-            for pid in self._known & processes.keys():
-                ticks = processes[pid][1]
-                used += ticks - self._last.get(pid, 0)
-                self._last[pid] = ticks
+            for key in self._known:
+                ticks = processes[key][1]
+                used += ticks - self._last.get(key, 0)
+                self._last[key] = ticks
+            self._last = {key: ticks for key, ticks in self._last.items() if key in self._known}
             self.cpu[self.test] = self.cpu.get(self.test, 0.0) + used / _TICK
 
     def _run(self) -> None:
