@@ -598,6 +598,13 @@ class FormatTableCases:
 
         full, full_cost = costed("full")
         assert full["decision"] == "reclustered", full
+        # the build recorded the clustering in the table's properties and the rewrite changed none of
+        # it: no property write (on Delta and Iceberg a commit of its own); they still hold
+        written = [" ".join(s.lower().split()).split("*/", 1)[-1].strip() for s in full_cost["statements"]]
+        assert not any(s.startswith("alter table") for s in written), [s[:160] for s in written]
+        properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+        assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"], properties
+        assert properties["spark_clustering.method"] == "hilbert", properties
         noop, noop_cost = costed("noop")
         print(f"\n{table_format} ({len(live_files(spark, table_format, table))} files): full: {len(full_cost['statements'])} "
               f"statements, {full_cost['seconds']:.3f} s; no-op: {len(noop_cost['statements'])} statements, "

@@ -25,21 +25,44 @@
 {% macro _tblproperties_list(properties) %}
     {%- set pairs = [] -%}
     {%- for key, value in properties.items() -%}
-        {%- if value is none -%}
-            {%- set text = '' -%}
-        {%- elif value is boolean -%}
-            {%- set text = 'true' if value else 'false' -%}
-        {%- elif value is mapping -%}
-            {%- set text = tojson(value) -%}
-        {%- elif value is iterable and value is not string -%}
-            {%- set text = tojson(value | list) -%}
-        {%- else -%}
-            {%- set text = value | string -%}
-        {%- endif -%}
         {%- do pairs.append(spark_clustering._sql_literal(key | string, 'tblproperties') ~ ' = '
-                            ~ spark_clustering._sql_literal(text, 'tblproperties')) -%}
+                            ~ spark_clustering._sql_literal(spark_clustering._tblproperty_text(value), 'tblproperties')) -%}
     {%- endfor -%}
     {{ return('(' ~ pairs | join(', ') ~ ')') }}
+{% endmacro %}
+
+
+{#- A property's value as the table stores it (_tblproperties_list), so it compares with SHOW
+    TBLPROPERTIES' text. -#}
+{% macro _tblproperty_text(value) %}
+    {%- if value is none -%}
+        {{ return('') }}
+    {%- elif value is boolean -%}
+        {{ return('true' if value else 'false') }}
+    {%- elif value is mapping -%}
+        {{ return(tojson(value)) }}
+    {%- elif value is iterable and value is not string -%}
+        {{ return(tojson(value | list)) }}
+    {%- endif -%}
+    {{ return(value | string) }}
+{% endmacro %}
+
+
+{#- The properties of `properties` whose value differs from the table's `current` ones (a dict of
+    SHOW TBLPROPERTIES; a property it lacks reads as ''): what an ALTER still has to write. A list or
+    dict compares with the JSON the table holds by value, not by its text (a layout read back and
+    written again may order its keys otherwise). -#}
+{% macro _changed_tblproperties(properties, current) %}
+    {%- set changed = {} -%}
+    {%- for key, value in properties.items() -%}
+        {%- set text = (current or {}).get(key) or '' -%}
+        {%- set structured = value is mapping or (value is iterable and value is not string) -%}
+        {%- set differs = fromjson(text, none) != value if structured else text != spark_clustering._tblproperty_text(value) -%}
+        {%- if differs -%}
+            {%- do changed.update({key: value}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(changed) }}
 {% endmacro %}
 
 

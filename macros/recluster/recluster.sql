@@ -149,14 +149,19 @@
     {%- endif -%}
     {%- do outcome.update({'after': ns.state.summary, 'thresholds': ns.state.thresholds}) -%}
     {%- if ns.committed -%}
-        {% call statement('spark_clustering_recluster_properties') -%}
-            {{ spark_clustering._set_tblproperties_sql(relation, {
+        {#- only what changed (a first recluster, a layout chosen again): on Delta and Iceberg a
+            property write is a commit of its own, and when the last one was is in the record -#}
+        {%- set changed = spark_clustering._changed_tblproperties({
                 'spark_clustering.cluster_by': settings.cfg.cluster_by,
                 'spark_clustering.method': settings.cfg.method,
                 'spark_clustering.layout': settings.cfg.layout or '',
-                'spark_clustering.layout_name': spark_clustering._layout_name(settings.cfg.layout) if settings.cfg.layout else '',
-                'spark_clustering.last_recluster': modules.datetime.datetime.utcnow().isoformat() }) }}
-        {%- endcall %}
+                'spark_clustering.layout_name': spark_clustering._layout_name(settings.cfg.layout) if settings.cfg.layout else ''},
+                settings.detail.properties) -%}
+        {%- if changed -%}
+            {% call statement('spark_clustering_recluster_properties') -%}
+                {{ spark_clustering._set_tblproperties_sql(relation, changed) }}
+            {%- endcall %}
+        {%- endif -%}
         {#- e.g. a plain table's statistics sidecar for the rewritten files (Delta and Iceberg keep
             them in their own log / manifests) -#}
         {%- do settings.kind.after_rewrite(relation, settings.cfg) -%}
