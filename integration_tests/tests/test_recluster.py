@@ -504,17 +504,22 @@ def cost_over_bytes(reason: str) -> float:
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "file_bytes": 2 * 10 ** 6}, 2),  # larger ones: not read whole
     # over 256 MiB of them: not cached, the sample reads them whole
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "files": 300, "file_bytes": 10 ** 6, "rows": 600_000}, 3),
+    # the metadata any rewrite reads again (Iceberg's ~1 MB), on top of whatever the write reads
+    ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "rewrite_metadata_bytes": 10 ** 6}, 2),
+    ({"method": "linear", "rewrite_metadata_bytes": 10 ** 6}, 3),
 ])
 def test_cost_of_a_rewrite_is_what_its_write_plan_reads(spark, dbt, s, case, want):
     """What the cost policy charges a rewrite: its bytes read and written, and what the write's first
     pass reads on top, by the write plan's own rule (_write_first_pass): nothing where that pass reads
     the clustering columns (plus, on Iceberg, the files its reader reads whole), the bytes once more
     where it reads every column; nothing where the selection is read into the cache
-    (_recluster_caches_selection)."""
+    (_recluster_caches_selection); and the table's metadata that any rewrite reads (the kind's
+    rewrite_metadata_bytes) on top."""
     args = {"method": "hilbert", "cluster_by": COLUMNS, "ranges": {c: 1000 for c in COLUMNS}, "partition_by": [],
             "target_file_rows": 1000, "files": 4, "file_bytes": 100_000, "rows": 8000, **case}
     got = run_operation_json("cost_of_rewrite", args, schema=s)
-    assert got["bytes"] == args["files"] * args["file_bytes"] and got["cost"] == want * got["bytes"], (case, got)
+    assert got["bytes"] == args["files"] * args["file_bytes"], (case, got)
+    assert got["cost"] == want * got["bytes"] + case.get("rewrite_metadata_bytes", 0), (case, got)
 
 
 def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s):

@@ -10,7 +10,7 @@ from spark_clustering_dev.paths import REPO
 TABLES = REPO / "macros" / "tables"
 # the steps every kind implements (the interface named in _table_kind.sql's header)
 INTERFACE = {"name", "build_begin", "build_write", "version", "file_column", "file_place", "staging_dir", "stage",
-             "metadata_file_stats", "after_rewrite", "read_whole_bytes"}
+             "metadata_file_stats", "after_rewrite", "read_whole_bytes", "rewrite_metadata_bytes"}
 # what the shared format steps (_format_table.sql) ask of each format's kind besides the interface
 FORMAT_STEPS = {"version_known_before_commit", "replace_version", "exact_stats_properties", "refuse_layout",
                 "refuse_unbounded_columns", "restore_sql"}

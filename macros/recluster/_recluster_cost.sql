@@ -23,7 +23,10 @@
                key wider than 63 bits, linear) takes its quantiles or its checksum in a pass over
                every column: the selection's bytes once more (3 x in all). A selection with files
                the reader reads whole, of at most 256 MiB, is read into Spark's cache by that first
-               pass and written from it (_recluster_caches_selection): 2 x, whatever the write
+               pass and written from it (_recluster_caches_selection): 2 x, whatever the write; and
+               on top the table's metadata that any rewrite reads again and again (its staging
+               table, its commit, the measure after it: the kind's rewrite_metadata_bytes), which
+               makes small rewrites wait to be done together where the metadata weighs
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
@@ -383,6 +386,8 @@
         {%- else -%}
             {%- set cost = 2 * bytes + spark_clustering._recluster_cost_sample_reads(files, settings) -%}
         {%- endif -%}
+        {#- and what any rewrite reads of the table's metadata beyond a call that rewrites nothing -#}
+        {%- set cost = cost + settings.kind.rewrite_metadata_bytes -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}

@@ -22,6 +22,7 @@
         'stage': spark_clustering._format_stage,
         'after_rewrite': spark_clustering._table_kind_skips,
         'read_whole_bytes': 0,
+        'rewrite_metadata_bytes': 0,
     }) }}
 {% endmacro %}
 

@@ -19,6 +19,7 @@
         'metadata_file_stats': spark_clustering._plain_metadata_file_stats,
         'after_rewrite': spark_clustering._write_file_stats_after_write,
         'read_whole_bytes': 0,
+        'rewrite_metadata_bytes': 0,
     }) }}
 {% endmacro %}
 

@@ -24,6 +24,9 @@
       read_whole_bytes       the size up to which the kind's reader reads a data file whole,
                              whatever columns are asked for (0: never): what a pass over a few
                              columns costs, which the cost policy charges a rewrite's sampling pass
+      rewrite_metadata_bytes the bytes of the table's metadata a recluster that rewrites reads
+                             beyond one that rewrites nothing (its staging table, its commit, the
+                             measure after it), which the cost policy adds to every rewrite's cost
 
     Listing, reading listed files, committing and recovering are one family of the jar's functions
     for every kind (table_data_files, table_file_rows, table_rewrite_commit, table_rewrite_recover,
