@@ -568,14 +568,14 @@ class FormatTableCases:
                 "(horizon lost_reads))") in line, line
         # what the rewrite (or the best unpaid one) costs: its bytes read and written; on Iceberg too,
         # whose reader fetches files under 1 MiB whole whatever the columns asked for, since such a
-        # selection is read into the cache once (it cost 3 x: the sampling pass read it again); and on
-        # Iceberg the ~1 MB of metadata any rewrite reads again (the kind's rewrite_metadata_bytes)
+        # selection is read into the cache once (it cost 3 x: the sampling pass read it again); and
+        # the ~1 MB of the log or manifests any rewrite reads again (the kind's rewrite_metadata_bytes)
         sizes = re.search(r"(\d+) files / ([\d.]+ [KMG]?B)\)?:? .*?costs ([\d.]+ [KMG]?B)", line)
         assert sizes, line
         units = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9}
         (selected, selected_unit), (cost, cost_unit) = ((float(t.split()[0]) * units[t.split()[1]], units[t.split()[1]])
                                                         for t in sizes.group(2, 3))
-        metadata = {"delta": 0, "iceberg": 1_000_000}[table_format]
+        metadata = 1_000_000
         # the line rounds each figure to 0.1 of its unit
         assert cost == pytest.approx(2 * selected + metadata, abs=0.051 * cost_unit + 0.102 * selected_unit), line
 

@@ -18,7 +18,6 @@
         'refuse_unbounded_columns': spark_clustering._table_kind_skips,
         'restore_sql': spark_clustering._iceberg_restore_sql,
         'read_whole_bytes': 1048576,
-        'rewrite_metadata_bytes': 1000000,
     }) -%}
     {{ return(kind) }}
 {% endmacro %}
