@@ -13,7 +13,7 @@
     format's conflict. What differs between the two formats: _delta_table.sql, _iceberg_table.sql. -#}
 
 {#- What Delta and Iceberg tables do alike; each format's kind adds its own steps to these.
-    rewrite_metadata_bytes: a recluster that rewrites read 0.9-1.4 MB more than one that rewrites
+    rewrite_metadata_bytes: a recluster that rewrites read 0.9-1.5 MB more than one that rewrites
     nothing, beyond its files (and on Delta ~0.3 x them: the clustering columns' sample), in the
     store_sales benchmark at 16-33 files on both formats: its staging table, its commit and the
     measure after it each read the table's log or manifests again. -#}
