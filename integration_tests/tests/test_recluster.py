@@ -504,7 +504,7 @@ def cost_over_bytes(reason: str) -> float:
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "file_bytes": 2 * 10 ** 6}, 2),  # larger ones: not read whole
     # over 256 MiB of them: not cached, the sample reads them whole
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "files": 300, "file_bytes": 10 ** 6, "rows": 600_000}, 3),
-    # the metadata any rewrite reads again (Iceberg's ~1 MB), on top of whatever the write reads
+    # the log or manifests any rewrite reads again (Delta's and Iceberg's ~1 MB), on top of what the write reads
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "rewrite_metadata_bytes": 10 ** 6}, 2),
     ({"method": "linear", "rewrite_metadata_bytes": 10 ** 6}, 3),
 ])

@@ -386,7 +386,9 @@
         {%- else -%}
             {%- set cost = 2 * bytes + spark_clustering._recluster_cost_sample_reads(files, settings) -%}
         {%- endif -%}
-        {#- and what any rewrite reads of the table's metadata beyond a call that rewrites nothing -#}
+        {#- and what any rewrite reads of the table's metadata beyond a call that rewrites nothing;
+            counted per scope, so a call that rewrites several partitions pays it more than once
+            (an over-estimate for partitioned tables) -#}
         {%- set cost = cost + settings.kind.rewrite_metadata_bytes -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}

@@ -150,7 +150,7 @@
     {%- do outcome.update({'after': ns.state.summary, 'thresholds': ns.state.thresholds}) -%}
     {%- if ns.committed -%}
         {#- only what changed (a first recluster, a layout chosen again): on Delta and Iceberg a
-            property write is a commit of its own, and when the last one was is in the record -#}
+            property write is a commit of its own; the time of each recluster is in the record -#}
         {%- set changed = spark_clustering._changed_tblproperties({
                 'spark_clustering.cluster_by': settings.cfg.cluster_by,
                 'spark_clustering.method': settings.cfg.method,
