@@ -585,7 +585,7 @@ class FormatTableCases:
         one read of them, in <= 5 statements (a run-operation: dbt keeps no memo of the extension's
         functions there, so it asks twice). An INSERT by another writer, or another cluster_by, is
         measured again."""
-        from harness.recluster_cost import ReclusterCost
+        from harness.recluster_cost import ReclusterCost, statement_texts
 
         alias = "noop_recluster"
         table = f"{sources}.{alias}"
@@ -604,7 +604,7 @@ class FormatTableCases:
         assert full["decision"] == "reclustered", full
         # the build recorded the clustering in the table's properties and the rewrite changed none of
         # it: no property write (on Delta and Iceberg a commit of its own); they still hold
-        written = [" ".join(s.lower().split()).split("*/", 1)[-1].strip() for s in full_cost["statements"]]
+        written = statement_texts(full_cost)
         assert not any(s.startswith("alter table") for s in written), [s[:160] for s in written]
         properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
         assert json.loads(properties["spark_clustering.cluster_by"]) == ["a", "s"], properties
@@ -622,7 +622,7 @@ class FormatTableCases:
         # a recluster that measures reads the table's DESCRIBE once, whatever its rounds, and the
         # metadata's bounds with whether they are exact in one statement per measure (no count of
         # Iceberg's delete files or of Delta's inexact files of its own)
-        statements = [" ".join(s.lower().split()).split("*/", 1)[-1].strip() for s in measured_cost["statements"]]
+        statements = statement_texts(measured_cost)
         shown = [s[:160] for s in statements]
         assert sum(s.startswith("describe table extended") for s in statements) == 1, shown
         assert not any(".delete_files" in s or s.startswith("select count_if(not coalesce(exact") for s in statements), shown

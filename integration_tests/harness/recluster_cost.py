@@ -33,3 +33,9 @@ class ReclusterCost:
     def last(self) -> dict:
         assert self.runs and self.runs[-1]["seconds"] is not None, self.runs
         return self.runs[-1]
+
+
+def statement_texts(run: dict) -> list[str]:
+    """A run's statements (ReclusterCost.last) lower-cased, each on one line, without dbt's leading
+    /* ... */ comment: what a test matches a statement's start against."""
+    return [" ".join(s.lower().split()).split("*/", 1)[-1].strip() for s in run["statements"]]
