@@ -76,10 +76,12 @@ class S3Server:
     """moto's S3 server (s3_server.py) in a child process on 127.0.0.1; its request log (one line per request, with
     the HTTP status) is kept in `log_path`."""
 
-    def __init__(self, log_dir: Path | None = None, switch_interval: float | None = None):
-        """`switch_interval`: the server's sys.setswitchinterval (a test racing its threads)."""
+    def __init__(self, log_dir: Path | None = None, switch_interval: float | None = None, lose_answers: str = ""):
+        """`switch_interval`: the server's sys.setswitchinterval (a test racing its threads);
+        `lose_answers`: 'N:TEXT', the server's --lose-answers (a test's lost answers to stored creates)."""
         self.port = free_port()
         self.switch_interval = switch_interval
+        self.lose_answers = lose_answers
         self.endpoint = f"http://127.0.0.1:{self.port}"
         log_dir = Path(log_dir or WORK / "s3")
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -91,6 +93,8 @@ class S3Server:
         command = [sys.executable, "-m", "spark_clustering_dev.s3_server", "-H", "127.0.0.1", "-p", str(self.port)]
         if self.switch_interval is not None:
             command += ["--switch-interval", str(self.switch_interval)]
+        if self.lose_answers:
+            command += ["--lose-answers", self.lose_answers]
         self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:

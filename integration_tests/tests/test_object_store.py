@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -190,6 +191,17 @@ def test_a_flush_of_the_observed_workload_costs_a_head_a_get_and_a_put(spark, s3
     assert sorted(r[0] for r in spark.sql(f"select queries from observed_workload('{table}')").collect()) == [1, 2]
 
 
+def child_failure(log: Path, s3, since: int) -> str:
+    """Why a lease writer failed: the first lines of its log that name an exception (a Spark error's
+    message comes before a long stack, which a tail cuts off), its last lines, and the S3 server's
+    answers since `since` that were neither a success nor an expected refusal (404, 412)."""
+    lines = log.read_text(errors="replace").splitlines()
+    named = [line for line in lines if re.search(r"(Exception|Error)(:|$)", line) and " WARN " not in line
+             and not line.lstrip().startswith("at ")]
+    odd = [x for x in s3.statuses()[since:] if x[2] >= 300 and x[2] not in (404, 412)]
+    return "\n".join(["first errors:", *named[:8], "last lines:", *lines[-15:], f"S3 answers other than 2xx/404/412: {odd[:20]}"])
+
+
 def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3_schema, tmp_path):
     """Two writers, each its own Spark JVM and metastore, take and give up one table's lease on S3
     LEASE_ROUNDS times each, with random pauses. A lease generation is an object created with a
@@ -210,12 +222,12 @@ def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3
     try:
         for name, plan, _, proc in children:
             while not Path(plan["ready"]).exists():
-                assert proc.poll() is None, (tmp_path / f"{name}.log").read_text()[-3000:]
+                assert proc.poll() is None, child_failure(tmp_path / f"{name}.log", s3, 0)
                 time.sleep(0.1)
         before = len(s3.statuses())
         go.touch()
         for name, _, _, proc in children:
-            assert proc.wait(timeout=600) == 0, (tmp_path / f"{name}.log").read_text()[-3000:]
+            assert proc.wait(timeout=600) == 0, child_failure(tmp_path / f"{name}.log", s3, before)
     finally:
         for _, _, log, proc in children:
             if proc.poll() is None:
@@ -231,6 +243,46 @@ def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3
     assert refused, "no create of a lease generation was refused: the writers never raced"
     print(f"[object store] lease race: {len(held)} rounds, {len(lease_puts)} PUTs of lease files, "
           f"{len(refused)} refused with 412")
+
+
+def test_a_lease_create_whose_answer_was_lost_is_taken_by_its_writer(tmp_path):
+    """S3 can store an object and still fail the request (an InternalError after the write, a
+    connection lost before the answer); the client then sends the conditional create again, and the
+    store refuses it with 412 for an object that is the writer's own. The writer must take that
+    generation (it holds its token), not fail, nor wait out the ttl of its own file and take the
+    next. A writer takes and gives up a lease 4 times against a server that stores, then answers 500,
+    the first 2 creates of a lease generation: it finishes, with exactly 4 generations, each holding
+    its round's owner, and each lost answer was followed by a 412 for the same key."""
+    rounds, lost = 4, 2
+    with S3Server(tmp_path, lose_answers=f"{lost}:/_sc_leases/lost/lease.") as server:
+        bucket = server.create_bucket("lease-lost")
+        go = tmp_path / "go"
+        go.touch()
+        plan = {"work": str(tmp_path / "writer"), "name": "lost", "database": "lease_lost",
+                "location": f"s3a://{bucket}/lease_lost.db", "table": "lost", "rounds": rounds, "seed": 31,
+                "ready": str(tmp_path / "ready"), "go": str(go), "out": str(tmp_path / "lost.jsonl")}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", S3_ENDPOINT_ENV: server.endpoint, "SPARK_CLUSTERING_MASTER": "local[1]"}
+        with open(tmp_path / "lost.log", "w") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "harness.s3_lease_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                assert proc.wait(timeout=600) == 0, child_failure(tmp_path / "lost.log", server, 0)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        time.sleep(0.5)  # the server logs a request after answering it
+        creates = [(unquote(path).rsplit("/", 1)[-1], code) for method, path, code in server.statuses()
+                   if method == "PUT" and "/_sc_leases/lost/lease." in unquote(path)]
+        generations = sorted(k for k in server.keys(bucket, "lease_lost.db/_sc_leases/lost/") if "/lease." in k)
+        owners = [server.client().get_object(Bucket=bucket, Key=k)["Body"].read().decode() for k in generations]
+    assert len(Path(plan["out"]).read_text().splitlines()) == rounds
+    failed = [i for i, (_, code) in enumerate(creates) if code == 500]
+    assert len(failed) == lost, creates
+    for i in failed:
+        # the client's retry of the stored create, refused: the object was the writer's own
+        assert creates[i + 1] == (creates[i][0], 412), creates
+    assert generations == [f"lease_lost.db/_sc_leases/lost/lease.{n}" for n in range(1, rounds + 1)], generations
+    assert all(f"owner\tlease race lost {i}\n" in text for i, text in enumerate(owners)), owners
 
 
 def test_the_s3_server_lets_one_of_racing_conditional_creates_win(tmp_path):

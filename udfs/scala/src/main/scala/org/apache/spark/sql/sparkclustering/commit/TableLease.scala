@@ -261,6 +261,11 @@ private[commit] object TableLease {
           if (live.flatten.exists(h => releaseIfLeftOver(spark, h, owner))) {
             // released: look again
           } else live match {
+            case Some(Some(h)) if h.token == token =>
+              // a create of ours that reported a failure after the store had taken it (a PUT whose
+              // answer was lost and whose retry was refused): the generation is ours
+              file = gens.lastOption.map(_._2)
+              gens.filter(_._1 <= gens.last._1 - KeptGenerations).foreach { case (_, p) => Try(fs.delete(p, false)) }
             case Some(h) =>
               if (waited >= waitMs) {
                 val busy = SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
@@ -282,7 +287,8 @@ private[commit] object TableLease {
                 true
               } catch {
                 case _: FileAlreadyExistsException => false // another writer won this generation: look again
-                case e: java.io.IOException if fs.exists(next) && !mine(fs, next, token) => false // same, other stores
+                // same on other stores (S3A: 412 from close); or ours after all, which the next look finds
+                case _: java.io.IOException if fs.exists(next) => false
               }
               if (created) {
                 if (generations(fs, dir).lastOption.exists(_._1 > n)) {
