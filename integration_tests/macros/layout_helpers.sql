@@ -52,9 +52,9 @@
 {% endmacro %}
 
 
-{#- Test-only: what recluster()'s cost policy charges for rewriting one selection of `files` files of
-    `file_bytes` bytes and `rows` rows in all (_recluster_cost_scope, no workload box: only its
-    `cost` is asked), as one JSON line "cost_of_rewrite: {cost, bytes}". -#}
+{#- Test-only: what recluster()'s cost policy charges a call that rewrites one selection of `files`
+    files of `file_bytes` bytes and `rows` rows in all (_recluster_cost_scope, no workload box: only
+    its `cost` is asked; then _recluster_cost_call), as one JSON line "cost_of_rewrite: {cost, bytes}". -#}
 {% macro cost_of_rewrite(method, cluster_by, ranges, partition_by, target_file_rows, files, file_bytes, rows,
                          read_whole_bytes=0, rewrite_metadata_bytes=0) %}
     {%- set chosen = [] -%}
@@ -65,6 +65,19 @@
     {%- set settings = {'cfg': {'method': method, 'cluster_by': cluster_by, 'ranges': ranges, 'partition_by': partition_by,
                                 'target_file_rows': target_file_rows, 'target_file_bytes': none, 'layout': none},
                         'kind': {'read_whole_bytes': read_whole_bytes, 'rewrite_metadata_bytes': rewrite_metadata_bytes}} -%}
-    {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, 1) -%}
-    {{ print('cost_of_rewrite: ' ~ tojson({'cost': choice.best.cost, 'bytes': choice.best.bytes})) }}
+    {%- set call = spark_clustering._recluster_cost_call([spark_clustering._recluster_cost_scope(sweep, settings, 1).best], settings) -%}
+    {{ print('cost_of_rewrite: ' ~ tojson({'cost': call.cost, 'bytes': call.bytes})) }}
+{% endmacro %}
+
+
+{#- Test-only: a call's rewrite of scopes whose best candidates have these `savings` and `costs` (one
+    each per scope), with the kind's `rewrite_metadata_bytes` (_recluster_cost_call), as one JSON line
+    "cost_call: {pays, cost, saving}". -#}
+{% macro cost_call(savings, costs, rewrite_metadata_bytes) %}
+    {%- set candidates = [] -%}
+    {%- for i in range(savings | length) -%}
+        {%- do candidates.append({'files': 1, 'bytes': costs[i] / 2, 'cost': costs[i], 'saving': savings[i], 'queries': 1}) -%}
+    {%- endfor -%}
+    {%- set call = spark_clustering._recluster_cost_call(candidates, {'kind': {'rewrite_metadata_bytes': rewrite_metadata_bytes}}) -%}
+    {{ print('cost_call: ' ~ tojson({'pays': call.pays, 'cost': call.cost, 'saving': call.saving})) }}
 {% endmacro %}

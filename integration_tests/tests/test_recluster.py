@@ -522,6 +522,24 @@ def test_cost_of_a_rewrite_is_what_its_write_plan_reads(spark, dbt, s, case, wan
     assert got["cost"] == want * got["bytes"] + case.get("rewrite_metadata_bytes", 0), (case, got)
 
 
+@pytest.mark.parametrize("savings, costs, pays", [
+    ([3.0e6], [1.5e6], True),  # one scope: saves 1.5 MB more than its files cost, over the 1 MB
+    ([2.0e6], [1.5e6], False),  # one scope: 0.5 MB over its files, under the 1 MB
+    ([2.0e6, 2.0e6], [1.5e6, 1.5e6], False),  # two partitions: 1.0 MB together, not more than the 1 MB
+    ([2.0e6, 2.0e6, 2.0e6], [1.5e6, 1.5e6, 1.5e6], True),  # three: 1.5 MB together, paid once
+    ([], [], False),  # no candidate: nothing to pay for
+])
+def test_a_call_pays_the_table_metadata_once_for_all_its_partitions(spark, dbt, s, savings, costs, pays):
+    """The table's metadata that a rewrite reads again (the kind's rewrite_metadata_bytes: its staging
+    table, its commit, the measure after it) is read once per recluster call, however many
+    partitions it rewrites. So the call rewrites the partitions whose rewrite saves more than its files
+    cost, together, when their net savings together exceed it: partitions that each save too little to
+    pay for it alone are rewritten once there are enough of them (it was counted per partition)."""
+    got = run_operation_json("cost_call", {"savings": savings, "costs": costs, "rewrite_metadata_bytes": 10 ** 6},
+                             schema=s)
+    assert got == {"pays": pays, "cost": sum(costs) + 10 ** 6, "saving": sum(savings)}, got
+
+
 def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s):
     """`recluster: {policy: cost}`: without a rate the gate decides and says why; with the box
     workload observed, an append is left alone at 0 queries per run and rewritten at 200; the

@@ -23,10 +23,7 @@
                key wider than 63 bits, linear) takes its quantiles or its checksum in a pass over
                every column: the selection's bytes once more (3 x in all). A selection with files
                the reader reads whole, of at most 256 MiB, is read into Spark's cache by that first
-               pass and written from it (_recluster_caches_selection): 2 x, whatever the write; and
-               on top the table's metadata that any rewrite reads again and again (its staging
-               table, its commit, the measure after it: the kind's rewrite_metadata_bytes), which
-               makes small rewrites wait to be done together where the metadata weighs
+               pass and written from it (_recluster_caches_selection): 2 x, whatever the write
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite
@@ -35,8 +32,12 @@
                clustered, with no guess of how long the table will live)
     The candidates are the levels' selections: the new (level-0) files alone, then with the smallest
     run, the two smallest, ... up to every file of the scope (a full recluster); without new files,
-    the two smallest runs first (one run rewritten alone comes out as it was). The one with the
-    largest saving - cost is rewritten; nothing when no saving exceeds its cost. -#}
+    the two smallest runs first (one run rewritten alone comes out as it was). Each scope's best is
+    the one with the largest saving - cost, if that is positive. The call rewrites the scopes' bests
+    together, and only if their saving - cost together exceeds the table's metadata that a call which
+    rewrites reads again (its staging table, its commit, the measure after it: the kind's
+    rewrite_metadata_bytes, paid once however many partitions it rewrites): small rewrites wait to be
+    done together where the metadata weighs. -#}
 
 
 {#- What the cost policy needs once per call: the workload as (box, weight) pairs (a declared
@@ -179,19 +180,24 @@
     {#- asked once, not per scope: outside a model (a run-operation) the session's functions are not
         memoised, and a table of many partitions has as many scopes -#}
     {%- set key_fits = spark_clustering._recluster_cost_key_fits(settings) -%}
+    {%- set choices = [] -%}
     {%- for sweep in sweeps -%}
-        {%- set choice = spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor, run_queries, key_fits) -%}
+        {%- do choices.append(spark_clustering._recluster_cost_scope(sweep, settings, queries, correction.factor, run_queries, key_fits)) -%}
+    {%- endfor -%}
+    {#- the scopes whose best rewrite saves more than it costs are rewritten together, by one call
+        that pays the table's metadata once: only if their net savings together exceed it -#}
+    {%- set call = spark_clustering._recluster_cost_call(choices | selectattr('files') | map(attribute='best') | list, settings) -%}
+    {%- for choice in choices -%}
         {%- do figures.update({'bytes_per_query_now': figures.bytes_per_query_now + choice.now.bytes,
                                'files_per_query_now': figures.files_per_query_now + choice.now.files,
                                'files_per_query_settled': figures.files_per_query_settled + choice.now.settled_files}) -%}
-        {%- if choice.files -%}
+        {%- if call.pays and choice.files -%}
             {%- do chosen.extend(choice.files) -%}
             {%- do figures.update({'rewrite_queries': [figures.rewrite_queries, choice.queries] | max}) -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.after.bytes,
                                    'files_per_query_rewritten': figures.files_per_query_rewritten + choice.after.rewritten_files,
                                    'files_per_query_after': figures.files_per_query_after + choice.after.files,
                                    'rewrite_bytes': figures.rewrite_bytes + choice.bytes,
-                                   'rewrite_cost_bytes': figures.rewrite_cost_bytes + choice.cost,
                                    'expected_saving_bytes': figures.expected_saving_bytes + choice.saving}) -%}
         {%- else -%}
             {%- do figures.update({'bytes_per_query_after': figures.bytes_per_query_after + choice.now.bytes,
@@ -201,6 +207,13 @@
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if call.pays -%}
+        {%- do figures.update({'rewrite_cost_bytes': call.cost}) -%}
+    {%- elif call.files -%}
+        {%- set ns.best_unpaid = call -%}
+    {%- elif ns.best_unpaid is not none -%}
+        {%- set ns.best_unpaid = spark_clustering._recluster_cost_call([ns.best_unpaid], settings) -%}
+    {%- endif -%}
     {%- for name in ['bytes_per_query_now', 'bytes_per_query_after', 'files_per_query_now', 'files_per_query_after',
                      'files_per_query_rewritten', 'files_per_query_settled', 'expected_saving_bytes'] -%}
         {%- do figures.update({name: figures[name] | round(1)}) -%}
@@ -386,10 +399,6 @@
         {%- else -%}
             {%- set cost = 2 * bytes + spark_clustering._recluster_cost_sample_reads(files, settings) -%}
         {%- endif -%}
-        {#- and what any rewrite reads of the table's metadata beyond a call that rewrites nothing;
-            counted per scope, so a call that rewrites several partitions pays it more than once
-            (an over-estimate for partitioned tables) -#}
-        {%- set cost = cost + settings.kind.rewrite_metadata_bytes -%}
         {%- set after = {'bytes': 0, 'files': 0, 'rewritten_files': 0} -%}
         {%- for b in per_box -%}
             {%- set left = b.groups[size:] -%}
@@ -431,6 +440,20 @@
                    'after': ns.best.after, 'best': ns.best, 'queries': ns.best.queries}) }}
     {%- endif -%}
     {{ return({'files': [], 'bytes': 0, 'cost': 0, 'saving': 0, 'now': now, 'after': now, 'best': ns.best, 'queries': queries}) }}
+{% endmacro %}
+
+
+{#- One call's rewrite from the candidates it takes (one per scope: the table, or each partition it
+    rewrites): {files, bytes, cost, saving, net, queries, pays}, the scopes' figures summed and the
+    table's metadata that a call which rewrites reads again (its staging table, its commit, the
+    measure after it: the kind's rewrite_metadata_bytes) counted once, however many partitions it
+    rewrites. `pays` when it saves more than it costs; never for no candidate. -#}
+{% macro _recluster_cost_call(candidates, settings) %}
+    {%- set cost = (candidates | sum(attribute='cost')) + settings.kind.rewrite_metadata_bytes -%}
+    {%- set saving = candidates | sum(attribute='saving') -%}
+    {{ return({'files': candidates | sum(attribute='files'), 'bytes': candidates | sum(attribute='bytes'), 'cost': cost,
+               'saving': saving, 'net': saving - cost, 'queries': (candidates | map(attribute='queries') | max) if candidates else 0,
+               'pays': (candidates | length > 0) and saving > cost}) }}
 {% endmacro %}
 
 
