@@ -56,7 +56,7 @@
     files of `file_bytes` bytes and `rows` rows in all (_recluster_cost_scope, no workload box: only
     its `cost` is asked; then _recluster_cost_call), as one JSON line "cost_of_rewrite: {cost, bytes}". -#}
 {% macro cost_of_rewrite(method, cluster_by, ranges, partition_by, target_file_rows, files, file_bytes, rows,
-                         read_whole_bytes=0, rewrite_metadata_bytes=0) %}
+                         read_whole_bytes=0, rewrite_metadata_bytes=0, cache_bytes=67108864) %}
     {%- set chosen = [] -%}
     {%- for i in range(files) -%}{%- do chosen.append({'size': file_bytes}) -%}{%- endfor -%}
     {%- set bytes = files * file_bytes -%}
@@ -64,7 +64,8 @@
                      'now': {'bytes': bytes, 'files': files, 'settled_files': 0}} -%}
     {%- set settings = {'cfg': {'method': method, 'cluster_by': cluster_by, 'ranges': ranges, 'partition_by': partition_by,
                                 'target_file_rows': target_file_rows, 'target_file_bytes': none, 'layout': none},
-                        'kind': {'read_whole_bytes': read_whole_bytes, 'rewrite_metadata_bytes': rewrite_metadata_bytes}} -%}
+                        'kind': {'read_whole_bytes': read_whole_bytes, 'rewrite_metadata_bytes': rewrite_metadata_bytes},
+                        'cache_bytes': cache_bytes} -%}
     {%- set call = spark_clustering._recluster_cost_call([spark_clustering._recluster_cost_scope(sweep, settings, 1).best], settings) -%}
     {{ print('cost_of_rewrite: ' ~ tojson({'cost': call.cost, 'bytes': call.bytes})) }}
 {% endmacro %}

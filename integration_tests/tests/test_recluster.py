@@ -179,15 +179,20 @@ def test_a_clustered_table_build_is_one_run_the_first_recluster_leaves_alone(spa
     assert_no_leftovers(spark, s, alias)
 
 
+@pytest.mark.parametrize("cached", ["cached", "uncached"])
 @pytest.mark.parametrize("into", ["several files", "one file"])
-def test_a_recluster_reads_its_files_once(spark, dbt, s, into):
-    """A rewrite reads the rows of its files once: its write, which takes the checksum of the rows it
-    reads and of the rows its writer receives itself (observe_row_checksum). The check of the staged
-    copy counts its rows from the footers, and reads no column. Its sample (several files) or its
-    quantiles (one file) read only the clustering columns (a, b, c: 0.58x the files here). Before,
-    the check read the staged copy back whole, and before that a sampling pass read every column
-    once more for the checksum (a rewrite into one file did until 2026-12-02)."""
-    alias, rows = f"rc_reads_{into.split()[0]}", 60000
+def test_a_recluster_reads_its_files_once(spark, dbt, s, into, cached):
+    """A rewrite reads the rows of its files once. Cached (a selection of at most
+    `recluster.cache_bytes`, 64 MiB by default): its first pass, the sample (several files) or the
+    quantiles (one file), reads the files whole into Spark's cache, and its write reads the cache, not
+    the files. Uncached (`cache_bytes: 0`): the first pass reads only the clustering columns (a, b,
+    c: 0.58x the files here), and the write reads the files. Either way the write takes the checksum
+    of the rows it reads and of the rows its writer receives itself (observe_row_checksum), and the
+    check of the staged copy counts its rows from the footers, reading no column. Before, the check
+    read the staged copy back whole, and before that a sampling pass read every column once more for
+    the checksum (a rewrite into one file did until 2026-12-02); until 2026-12-04 only Iceberg's
+    small files were cached, so a rewrite of any other table read its clustering columns twice."""
+    alias, rows = f"rc_reads_{into.split()[0]}_{cached}", 60000
     file_rows = {"several files": FILE_ROWS, "one file": 10 ** 6}[into]
     run_model(dbt, alias, 0, rows, spark_clustering_recluster=False)
     table = f"{s}.{alias}"
@@ -196,10 +201,10 @@ def test_a_recluster_reads_its_files_once(spark, dbt, s, into):
     reads = StatementReads(spark)
     # Parquet's vectored reads of a local file bypass Hadoop's byte counters
     spark.conf.set("parquet.hadoop.vectored.io.enabled", "false")
+    gate = {"max_average_depth": 1, **({} if cached == "cached" else {"cache_bytes": 0})}
     try:
         out = run_operation_json("recluster", {"relation": table, "final": True}, schema=s,
-                                 vars=model_vars(alias, file_rows=file_rows, recluster={"max_average_depth": 1}),
-                                 callbacks=[reads])
+                                 vars=model_vars(alias, file_rows=file_rows, recluster=gate), callbacks=[reads])
     finally:
         spark.conf.unset("parquet.hadoop.vectored.io.enabled")
     after = data_files(spark, table)
@@ -211,16 +216,23 @@ def test_a_recluster_reads_its_files_once(spark, dbt, s, into):
     # footer has no exact bound, e.g. a double's max, until the statistics sidecar records them)
     rewrite = [(n, sql) for n, sql in reads.per_statement() if f"{alias}__sc_recluster" in sql]
     report = "\n".join(f"{n / size:.2f}x {sql[:200]}" for n, sql in rewrite[:6])
-    print(f"\nbytes read per statement of the rewrite, x the files' {size:,} B:\n{report}")
+    print(f"\nbytes read per statement of the rewrite ({cached}), x the files' {size:,} B:\n{report}")
     whole = [sql for n, sql in rewrite if n > 0.8 * size]
     assert len(whole) == 1 and all(n < 1.3 * size for n, _ in rewrite), report
-    assert whole[0].count("observe_row_checksum(") == 2, report  # the write: the rows read, the rows written
+    write = [(n, sql) for n, sql in rewrite if sql.count("observe_row_checksum(") == 2]  # the rows read, the rows written
+    assert len(write) == 1, report
     # the staged copy's check: its files' footers only (0.05x of these small files)
     staged = [n for n, sql in rewrite if "sum(file_size)" in sql]
     assert staged and all(n < 0.1 * size for n in staged), report
     first_pass = (f"{alias}__sc_recluster_source_sample" if into == "several files"
                   else "sort_array(collect_list(")  # the sample's pass, or the quantiles'
-    assert any(0 < n < 0.8 * size and first_pass in sql for n, sql in rewrite), report
+    if cached == "cached":
+        # the first pass fills the cache, the write reads it: the files once in all
+        assert first_pass in whole[0] and write[0][0] < 0.1 * size, report
+        assert sum(n for n, _ in rewrite) < 1.2 * size, report
+    else:
+        assert whole[0] == write[0][1], report
+        assert any(0 < n < 0.8 * size and first_pass in sql for n, sql in rewrite), report
 
 
 @pytest.mark.parametrize("into", ["several files", "one file"])
@@ -491,30 +503,40 @@ def cost_over_bytes(reason: str) -> float:
     return cost / selected
 
 
+LARGE = {"files": 100, "file_bytes": 10 ** 6, "rows": 200_000}  # 100 MB: over the 64 MiB that every kind caches
+
+
 @pytest.mark.parametrize("case, want", [
-    ({"method": "hilbert"}, 2),  # cut on sampled keys: its sample reads the clustering columns
-    ({"method": "hilbert", "target_file_rows": 10 ** 6}, 2),  # one file: its quantiles read those alone
-    ({"method": "auto"}, 2),
-    ({"method": "hilbert", "partition_by": ["day"]}, 3),  # the quantiles and the checksum read every column
-    ({"method": "linear"}, 3),  # the checksum reads every column
-    ({"method": "zorder", "ranges": {"a": 2 ** 22, "b": 2 ** 22, "c": 2 ** 22}}, 3),  # 66 bits: no BIGINT key
-    # Iceberg: small files, read whole by any pass, are read into the cache once, whatever the write
-    ({"method": "hilbert", "read_whole_bytes": 10 ** 6}, 2),
-    ({"method": "linear", "read_whole_bytes": 10 ** 6}, 2),
-    ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "file_bytes": 2 * 10 ** 6}, 2),  # larger ones: not read whole
+    ({"method": "hilbert", **LARGE}, 2),  # cut on sampled keys: its sample reads the clustering columns
+    ({"method": "hilbert", "target_file_rows": 10 ** 6, **LARGE}, 2),  # one file: its quantiles read those alone
+    ({"method": "auto", **LARGE}, 2),
+    ({"method": "hilbert", "partition_by": ["day"], **LARGE}, 3),  # the quantiles and the checksum read every column
+    ({"method": "linear", **LARGE}, 3),  # the checksum reads every column
+    ({"method": "zorder", "ranges": {"a": 2 ** 22, "b": 2 ** 22, "c": 2 ** 22}, **LARGE}, 3),  # 66 bits: no BIGINT key
+    # up to 64 MiB (recluster.cache_bytes), any kind: read into the cache once by the first pass, whatever the write
+    ({"method": "hilbert"}, 2),
+    ({"method": "linear"}, 2),
+    ({"method": "hilbert", "partition_by": ["day"]}, 2),
+    ({"method": "linear", "cache_bytes": 0}, 3),  # never cached
+    ({"method": "linear", **LARGE, "cache_bytes": 10 ** 8}, 2),
+    # Iceberg: small files, read whole by any pass, are read into the cache once up to 256 MiB
+    ({"method": "linear", "read_whole_bytes": 10 ** 6, **LARGE}, 2),
+    ({"method": "hilbert", "read_whole_bytes": 10 ** 6, **LARGE, "file_bytes": 2 * 10 ** 6}, 2),  # larger ones: not read whole
+    ({"method": "linear", "read_whole_bytes": 10 ** 6, **LARGE, "file_bytes": 2 * 10 ** 6}, 3),
     # over 256 MiB of them: not cached, the sample reads them whole
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "files": 300, "file_bytes": 10 ** 6, "rows": 600_000}, 3),
+    ({"method": "linear", "read_whole_bytes": 10 ** 6, "cache_bytes": 0}, 3),
     # the log or manifests any rewrite reads again (Delta's and Iceberg's ~1 MB), on top of what the write reads
     ({"method": "hilbert", "read_whole_bytes": 10 ** 6, "rewrite_metadata_bytes": 10 ** 6}, 2),
-    ({"method": "linear", "rewrite_metadata_bytes": 10 ** 6}, 3),
+    ({"method": "linear", "rewrite_metadata_bytes": 10 ** 6, **LARGE}, 3),
 ])
 def test_cost_of_a_rewrite_is_what_its_write_plan_reads(spark, dbt, s, case, want):
     """What the cost policy charges a rewrite: its bytes read and written, and what the write's first
     pass reads on top, by the write plan's own rule (_write_first_pass): nothing where that pass reads
     the clustering columns (plus, on Iceberg, the files its reader reads whole), the bytes once more
     where it reads every column; nothing where the selection is read into the cache
-    (_recluster_caches_selection); and the table's metadata that any rewrite reads (the kind's
-    rewrite_metadata_bytes) on top."""
+    (_recluster_caches_selection: up to 64 MiB, or 256 MiB with files the reader reads whole); and
+    the table's metadata that any rewrite reads (the kind's rewrite_metadata_bytes) on top."""
     args = {"method": "hilbert", "cluster_by": COLUMNS, "ranges": {c: 1000 for c in COLUMNS}, "partition_by": [],
             "target_file_rows": 1000, "files": 4, "file_bytes": 100_000, "rows": 8000, **case}
     got = run_operation_json("cost_of_rewrite", args, schema=s)

@@ -125,6 +125,7 @@ BAD_RECLUSTER_CONFIGS = [
     ({"recluster": {"max_rounds": True}}, ["config 'recluster'", "max_rounds must be a whole number"]),
     ({"recluster": {"max_average_depth": "4"}}, ["config 'recluster'", "max_average_depth must be 'auto' or a number"]),
     ({"recluster": {"every": 3}}, ["config 'recluster'", "unknown key 'every'"]),
+    ({"recluster": {"cache_bytes": -1}}, ["config 'recluster'", "cache_bytes must be a whole number of bytes >= 0"]),
     ({"recluster": {"policy": "cheap"}}, ["config 'recluster'", "policy must be 'gate'", "e.g. {policy: cost}"]),
     ({"recluster": {"policy": "cost", "horizon_runs": 0}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),
     ({"recluster": {"horizon_runs": -2}}, ["config 'recluster'", "horizon_runs must be a number > 0"]),

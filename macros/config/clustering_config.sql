@@ -171,10 +171,10 @@
 {#- The `recluster` config (recluster()'s policy and gate), checked key by key; every error shows the
     dict the user wrote. Returns {policy ('gate' or 'cost'), horizon_runs, queries_per_run ('observed'
     or a number), max_average_depth ('auto' or a number), max_depth, min_new_rows, max_rounds,
-    merge_ratio}. -#}
+    merge_ratio, cache_bytes}. -#}
 {% macro _recluster_gate_config(rc, subject=none) %}
     {%- set keys = ['policy', 'horizon_runs', 'queries_per_run', 'max_average_depth', 'max_depth', 'min_new_rows',
-                    'max_rounds', 'merge_ratio'] -%}
+                    'max_rounds', 'merge_ratio', 'cache_bytes'] -%}
     {%- if rc is not mapping -%}
         {{ spark_clustering._config_error('recluster', rc, 'use a dict, e.g. {max_average_depth: 8, min_new_rows: 100000}', subject) }}
     {%- endif -%}
@@ -217,5 +217,8 @@
                                                        min=1, integer=true, subject=subject, shown=rc),
         'merge_ratio': spark_clustering._require_number('recluster', rc.get('merge_ratio', 2), 'merge_ratio must be a number >= 1',
                                                         min=1, subject=subject, shown=rc),
+        'cache_bytes': spark_clustering._require_number('recluster', rc.get('cache_bytes', 67108864),
+                                                        'cache_bytes must be a whole number of bytes >= 0 (0: never cache a rewrite\'s files)',
+                                                        min=0, integer=true, subject=subject, shown=rc),
     }) }}
 {% endmacro %}

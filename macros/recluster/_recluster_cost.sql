@@ -21,9 +21,10 @@
                table's reader reads whole (Iceberg: files of at most 1 MiB; the kind's
                read_whole_bytes). Any other write (2 or more files of a partitioned table or of a
                key wider than 63 bits, linear) takes its quantiles or its checksum in a pass over
-               every column: the selection's bytes once more (3 x in all). A selection with files
-               the reader reads whole, of at most 256 MiB, is read into Spark's cache by that first
-               pass and written from it (_recluster_caches_selection): 2 x, whatever the write
+               every column: the selection's bytes once more (3 x in all). A selection of at most
+               recluster.cache_bytes (or 4 x that with files the reader reads whole) is read into
+               Spark's cache by that first pass and written from it (_recluster_caches_selection):
+               2 x, whatever the write
       saving   (now - after) x the queries expected over the horizon: queries_per_run x horizon_runs;
                with horizon_runs 'lost_reads', the queries since the last rewrite instead (since the
                oldest run the candidate takes in was written, when that is earlier): a rewrite

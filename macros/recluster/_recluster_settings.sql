@@ -82,6 +82,7 @@
         'max_average_depth': cfg.gate.max_average_depth, 'max_depth': cfg.gate.max_depth,
         'workload_config': workload_config, 'policy': cfg.gate.policy, 'horizon_runs': cfg.gate.horizon_runs, 'queries_per_run': cfg.gate.queries_per_run,
         'min_new_rows': cfg.gate.min_new_rows, 'max_rounds': cfg.gate.max_rounds, 'merge_ratio': cfg.gate.merge_ratio,
+        'cache_bytes': cfg.gate.cache_bytes,
         'skip': cfg.skip_recluster, 'settings': resolved,
         'skip_reason': ('var spark_clustering_skip_recluster names the model' if resolved.skip_recluster.origin == 'var'
                         else resolved.skip_recluster.origin ~ ' skip_recluster is true'), 'model': node.name if node is not none else none,
