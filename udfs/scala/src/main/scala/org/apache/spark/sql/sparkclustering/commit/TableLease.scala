@@ -265,7 +265,7 @@ private[commit] object TableLease {
               // a create of ours that reported a failure after the store had taken it (a PUT whose
               // answer was lost and whose retry was refused): the generation is ours
               file = gens.lastOption.map(_._2)
-              gens.filter(_._1 <= gens.last._1 - KeptGenerations).foreach { case (_, p) => Try(fs.delete(p, false)) }
+              deleteBelowKept(fs, gens, gens.last._1)
             case Some(h) =>
               if (waited >= waitMs) {
                 val busy = SparkClusteringErrors.leaseBusy(what, h.map(_.describe).getOrElse("a writer that is starting"),
@@ -296,7 +296,7 @@ private[commit] object TableLease {
                   Try(rewrite(fs, next, holder(now).copy(expiresMs = 0L)))
                 } else {
                   file = Some(next)
-                  gens.filter(_._1 <= n - KeptGenerations).foreach { case (_, p) => Try(fs.delete(p, false)) }
+                  deleteBelowKept(fs, gens, n)
                 }
               }
           }
@@ -329,6 +329,10 @@ private[commit] object TableLease {
       leftOver
     }
   }
+
+  /** Once generation `taken` is held: delete those of `gens` more than KeptGenerations below it. */
+  private def deleteBelowKept(fs: FileSystem, gens: Seq[(Long, Path)], taken: Long): Unit =
+    gens.filter(_._1 <= taken - KeptGenerations).foreach { case (_, p) => Try(fs.delete(p, false)) }
 
   private def mine(fs: FileSystem, file: Path, token: String): Boolean = read(fs, file).exists(_.token == token)
 
