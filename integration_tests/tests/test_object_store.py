@@ -202,23 +202,29 @@ def child_failure(log: Path, s3, since: int) -> str:
     return "\n".join(["first errors:", *named[:8], "last lines:", *lines[-15:], f"S3 answers other than 2xx/404/412: {odd[:20]}"])
 
 
+def start_lease_child(tmp_path: Path, name: str, endpoint: str, location: str, table: str, rounds: int, seed: int,
+                      go: Path) -> tuple[dict, object, subprocess.Popen]:
+    """A lease writer (harness.s3_lease_child) named `name`, its own Spark JVM on the S3 server at
+    `endpoint`, over a database at `location`: (its plan, its open log, its process), its log in
+    `<tmp_path>/<name>.log`. It starts its rounds once `go` exists."""
+    plan = {"work": str(tmp_path / name), "name": name, "database": location.rsplit("/", 1)[-1].removesuffix(".db"),
+            "location": location, "table": table, "rounds": rounds, "seed": seed, "ready": str(tmp_path / f"{name}.ready"),
+            "go": str(go), "out": str(tmp_path / f"{name}.jsonl")}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", S3_ENDPOINT_ENV: endpoint, "SPARK_CLUSTERING_MASTER": "local[1]"}
+    log = open(tmp_path / f"{name}.log", "w")
+    return plan, log, subprocess.Popen([sys.executable, "-m", "harness.s3_lease_child", json.dumps(plan)],
+                                       cwd=INTEGRATION_TESTS, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
 def test_two_processes_racing_for_a_lease_on_s3_never_both_hold_it(spark, s3, s3_schema, tmp_path):
     """Two writers, each its own Spark JVM and metastore, take and give up one table's lease on S3
     LEASE_ROUNDS times each, with random pauses. A lease generation is an object created with a
     conditional PUT (If-None-Match: *): the S3 server refuses the second creator with 412, so
     exactly one holds it. No two holding intervals overlap; the 412s show the race happened."""
-    database, location = "lease_race", f"s3a://{BUCKET}/lease_race.db"
     go = tmp_path / "go"
-    children = []
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", S3_ENDPOINT_ENV: s3.endpoint, "SPARK_CLUSTERING_MASTER": "local[1]"}
-    for i, name in enumerate(["first", "second"]):
-        plan = {"work": str(tmp_path / name), "name": name, "database": database, "location": location,
-                "table": "raced", "rounds": LEASE_ROUNDS, "seed": 29 + i, "ready": str(tmp_path / f"{name}.ready"),
-                "go": str(go), "out": str(tmp_path / f"{name}.jsonl")}
-        log = open(tmp_path / f"{name}.log", "w")
-        children.append((name, plan, log, subprocess.Popen([sys.executable, "-m", "harness.s3_lease_child", json.dumps(plan)],
-                                                           cwd=INTEGRATION_TESTS, env=env, stdout=log,
-                                                           stderr=subprocess.STDOUT)))
+    children = [(name, *start_lease_child(tmp_path, name, s3.endpoint, f"s3a://{BUCKET}/lease_race.db", "raced",
+                                          LEASE_ROUNDS, 29 + i, go))
+                for i, name in enumerate(["first", "second"])]
     try:
         for name, plan, _, proc in children:
             while not Path(plan["ready"]).exists():
@@ -258,18 +264,14 @@ def test_a_lease_create_whose_answer_was_lost_is_taken_by_its_writer(tmp_path):
         bucket = server.create_bucket("lease-lost")
         go = tmp_path / "go"
         go.touch()
-        plan = {"work": str(tmp_path / "writer"), "name": "lost", "database": "lease_lost",
-                "location": f"s3a://{bucket}/lease_lost.db", "table": "lost", "rounds": rounds, "seed": 31,
-                "ready": str(tmp_path / "ready"), "go": str(go), "out": str(tmp_path / "lost.jsonl")}
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", S3_ENDPOINT_ENV: server.endpoint, "SPARK_CLUSTERING_MASTER": "local[1]"}
-        with open(tmp_path / "lost.log", "w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "harness.s3_lease_child", json.dumps(plan)], cwd=INTEGRATION_TESTS,
-                                    env=env, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                assert proc.wait(timeout=600) == 0, child_failure(tmp_path / "lost.log", server, 0)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
+        plan, log, proc = start_lease_child(tmp_path, "lost", server.endpoint, f"s3a://{bucket}/lease_lost.db", "lost",
+                                            rounds, 31, go)
+        try:
+            assert proc.wait(timeout=600) == 0, child_failure(tmp_path / "lost.log", server, 0)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            log.close()
         time.sleep(0.5)  # the server logs a request after answering it
         creates = [(unquote(path).rsplit("/", 1)[-1], code) for method, path, code in server.statuses()
                    if method == "PUT" and "/_sc_leases/lost/lease." in unquote(path)]
