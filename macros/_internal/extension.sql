@@ -33,7 +33,7 @@
 {#- The boundary to the jar, declared once: every table function of the extension the package calls
     (udfs/scala/.../SparkClusteringInjections.scala), with its arguments in the jar's order. The jar
     reads every argument as a constant string (a list: an array of strings), so a value is passed
-    as a literal of its text. -#}
+    as a literal of its text; _call_extension adds the call id after them. -#}
 {% macro _extension_table_functions() %}
     {{ return({
         'drop_sidecar_table': ['table'],
@@ -66,7 +66,8 @@
     declared one; a relation passes as schema.table, a list as an array of strings, a boolean as
     true/false) and return its rows as dicts by column name. `columns`: what to select (default
     all); `tail`: SQL after the call (order by, limit). A session without the function stops with
-    an error naming it, before the call. -#}
+    an error naming it, before the call. Every call ends with a call id, so that it acts once
+    however often Spark analyses its statement. -#}
 {% macro _call_extension(name, arguments, columns=none, tail='') %}
     {%- set declared = spark_clustering._extension_table_functions()[name] -%}
     {%- for key in arguments if key not in declared -%}
@@ -94,6 +95,11 @@
             {%- do literals.append('array(' ~ items | join(', ') ~ ')') -%}
         {%- endif -%}
     {%- endfor -%}
+    {#- The call id (CallOnce in the jar): over Spark Connect the statement is analysed up to three
+        times, and a function that acts must act once. Unique per call: within a dbt thread calls
+        follow each other, each a Spark round trip, so no two share a microsecond. -#}
+    {%- do literals.append(spark_clustering._sql_literal(invocation_id ~ '/' ~ thread_id ~ '/'
+                           ~ modules.datetime.datetime.now().strftime('%Y%m%dT%H%M%S.%f'), name)) -%}
     {%- set result = run_query('select ' ~ (columns | join(', ') if columns else '*') ~ ' from ' ~ name ~ '('
                                ~ literals | join(', ') ~ ')' ~ ((' ' ~ tail) if tail else '')) -%}
     {%- set rows = [] -%}

@@ -3,6 +3,7 @@ package org.apache.spark.sql.sparkclustering
 import org.apache.spark.sql.SparkSessionExtensions
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.sparkclustering.commit.DropSidecarTable
 import org.apache.spark.sql.sparkclustering.commit.ObserveRowChecksum
 import org.apache.spark.sql.sparkclustering.commit.ObservedRowChecksumRows
@@ -94,18 +95,27 @@ private[sparkclustering] object SparkClusteringTableFunctions {
 
   /** A table function taking `arity` arguments; `call` shows a call in the error of a wrong count. */
   private def function(name: String, arity: Int, call: String, usage: String)(
-      build: Arguments => LogicalPlan): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
-    withArguments(name, usage) { a =>
+      build: Arguments => LeafRunnableCommand): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
+    withArguments(name, arity, usage) { a =>
       if (a.size != arity) throw SparkClusteringErrors.wrongNumArgs(name, s"$arity ($call)", a.size)
       build(a)
     }
 
-  private def withArguments(name: String, usage: String)(
-      build: Arguments => LogicalPlan): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
+  /** `most`: the most arguments the function takes. One more is the call id (CallOnce): the call
+   *  runs once however often its statement is analysed. */
+  private def withArguments(name: String, most: Int, usage: String)(
+      build: Arguments => LeafRunnableCommand): (FunctionIdentifier, ExpressionInfo, TableFunctionBuilder) =
     (FunctionIdentifier(name),
       new ExpressionInfo(classOf[TableRewriteCommit].getName, null, name, s"$name$usage", "", "", "", "table_funcs", "",
         "", "scala_udf"),
-      args => build(new Arguments(name, args)))
+      args =>
+        if (args.length == most + 1) {
+          val callId = new Arguments(name, args.drop(most)).string(0, "the call id")
+          if (callId.trim.isEmpty) throw SparkClusteringErrors.invalidArgument(name, "the call id must not be empty")
+          CallOnce(callId, build(new Arguments(name, args.take(most))))
+        } else {
+          build(new Arguments(name, args))
+        })
 
   val all: Seq[(FunctionIdentifier, ExpressionInfo, TableFunctionBuilder)] = Seq(
     function("table_data_files", 1, "table_data_files('db.table')",
@@ -219,7 +229,7 @@ private[sparkclustering] object SparkClusteringTableFunctions {
         scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
         a.strings(3, "splits"))
     },
-    withArguments("write_file_stats", "(table[, rebuild]) - write the table's file-statistics sidecar (exact " +
+    withArguments("write_file_stats", 2, "(table[, rebuild]) - write the table's file-statistics sidecar (exact " +
         "per-file min/max/null counts for data skipping); rebuild = true recomputes every file") { a =>
       if (a.size < 1 || a.size > 2) {
         throw SparkClusteringErrors.wrongNumArgs("write_file_stats", "1 or 2 (write_file_stats('db.table', false))", a.size)
