@@ -149,7 +149,10 @@ private[sparkclustering] case class SwapStagingTable(tableName: String, token: S
    *  for the table that takes the name and the location next), forget its relation, rename. */
   private def rename(session: SparkLine.ClassicSession, from: TableIdentifier, to: TableIdentifier): Unit = {
     forget(session, from)
-    session.sessionState.catalog.renameTable(from, to)
+    val catalog = session.sessionState.catalog
+    val before = catalog.getTableMetadata(from)
+    catalog.renameTable(from, to)
+    SwapStagingTable.movePartitions(session, before, to)
   }
 
   private def forget(session: SparkLine.ClassicSession, ident: TableIdentifier): Unit = {
@@ -159,6 +162,25 @@ private[sparkclustering] case class SwapStagingTable(tableName: String, token: S
 }
 
 private[sparkclustering] object SwapStagingTable {
+  /** After the rename of partitioned table `before` to `to`: every partition whose location lies
+   *  under `before`'s location, at the same place under the renamed table's. The Hive metastore
+   *  does this itself when it moves a managed table's directory; Spark's in-memory catalog (a Spark
+   *  Connect server's default) moves the directory and leaves the partitions where it was, so the
+   *  renamed table read no rows. Nothing to do on the Hive metastore. */
+  def movePartitions(session: SparkLine.ClassicSession, before: CatalogTable, to: TableIdentifier): Unit = {
+    if (before.partitionColumnNames.isEmpty) return
+    val catalog = session.sessionState.catalog
+    val (from, moved) = (CatalogTables.location(before), CatalogTables.location(catalog.getTableMetadata(to)))
+    if (from == moved) return
+    val under = from.toString.stripSuffix("/") + "/"
+    val stale = catalog.listPartitions(to).flatMap { p =>
+      p.storage.locationUri.map(u => new Path(u).toString).filter(_.startsWith(under)).map { old =>
+        p.copy(storage = p.storage.copy(locationUri = Some(new Path(moved, old.substring(under.length)).toUri)))
+      }
+    }
+    if (stale.nonEmpty) catalog.alterPartitions(to, stale)
+  }
+
   /** On a staging table at a build location: the location of the table it replaced by a switch. */
   val ReplacesLocation = "spark_clustering.replaces_location"
 
