@@ -1,4 +1,5 @@
-"""A real Spark Thrift Server from the pyspark install, on loopback, started and stopped by pid."""
+"""A real Spark Thrift Server, or a real Spark Connect server, from the pyspark install, on loopback,
+started and stopped by pid."""
 from __future__ import annotations
 
 import os
@@ -37,6 +38,8 @@ class ThriftServer:
 
     Port and bind host go after `spark-internal` as --hiveconf (a --conf port is ignored).
     """
+    main_class = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+    app_name = "spark_clustering_thrift"
 
     def __init__(self, work_dir: Path | None = None, master: str = "local[2]", with_jar: bool = True,
                  extra_conf: dict[str, str] | None = None, startup_timeout: float = 180.0, table_format: str = "hive"):
@@ -74,9 +77,9 @@ class ThriftServer:
         }
         if jvm_options():  # a cluster's executors (in local mode they live in the driver's JVM)
             conf.setdefault("spark.executor.extraJavaOptions", jvm_options())
-        cmd = [str(spark_home() / "bin" / "spark-submit"),
-               "--class", "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
-               "--master", self.master, "--name", "spark_clustering_thrift"]
+        conf.update(self.listen_conf())
+        cmd = [str(spark_home() / "bin" / "spark-submit"), "--class", self.main_class,
+               "--master", self.master, "--name", self.app_name]
         jars, extensions = [], []
         if self.with_jar:
             if not JAR.exists():
@@ -99,14 +102,21 @@ class ThriftServer:
                 [p for p in conf.get("spark.driver.extraClassPath", "").split(":") if p] + jars)
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
-        cmd += ["spark-internal",
-                "--hiveconf", f"hive.server2.thrift.port={self.port}",
+        return cmd + ["spark-internal", *self.listen_args()]
+
+    def listen_conf(self) -> dict[str, str]:
+        """Spark confs of where the server listens (none: a Thrift server takes them as arguments)."""
+        return {}
+
+    def listen_args(self) -> list[str]:
+        return ["--hiveconf", f"hive.server2.thrift.port={self.port}",
                 "--hiveconf", f"hive.server2.thrift.bind.host={self.host}"]
-        return cmd
 
     def start(self) -> "ThriftServer":
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1"}
+        # PYSPARK_PYTHON: the Python UDFs a Spark Connect client sends run in this interpreter (its
+        # numpy and pyarrow); a Connect server takes it from the environment, not from a conf
+        env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1", "PYSPARK_PYTHON": sys.executable}
         log = open(self.log_path, "wb")
         # Own process group, so stop() reaches the JVM and anything it forked.
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -114,14 +124,14 @@ class ThriftServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"thrift server exited with {self.proc.returncode}; log:\n{self.tail()}")
+                raise RuntimeError(f"{self.app_name} exited with {self.proc.returncode}; log:\n{self.tail()}")
             try:
                 with socket.create_connection((self.host, self.port), timeout=1):
                     return self
             except OSError:
                 time.sleep(1)
         self.stop()
-        raise TimeoutError(f"thrift server did not accept connections on {self.port}; log:\n{self.tail()}")
+        raise TimeoutError(f"{self.app_name} did not accept connections on {self.port}; log:\n{self.tail()}")
 
     def tail(self, lines: int = 60) -> str:
         try:
@@ -149,3 +159,35 @@ class ThriftServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+class ConnectServer(ThriftServer):
+    """`spark-submit --class ...SparkConnectServer` (the server jar ships in pyspark's jars), set up
+    as docs/deployment.md (section 5) tells a user: the package's jar, extension and format on the
+    server, which holds every setting. `catalog`: `spark.sql.catalogImplementation` (None: the
+    server's default, Spark's in-memory catalog; `hive`: the Derby metastore under the work dir).
+    A client reaches it at `url` (dbt-spark's session method with SPARK_REMOTE set: `dbt_env`)."""
+    main_class = "org.apache.spark.sql.connect.service.SparkConnectServer"
+    app_name = "spark_clustering_connect"
+
+    def __init__(self, *args, catalog: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.catalog = catalog
+        self.log_path = self.work_dir / "connectserver.log"
+
+    @property
+    def url(self) -> str:
+        return f"sc://{self.host}:{self.port}"
+
+    def dbt_env(self) -> dict[str, str]:
+        """The environment that points the integration project's `connect` target at this server."""
+        return {"SPARK_REMOTE": self.url}
+
+    def listen_conf(self) -> dict[str, str]:
+        conf = {"spark.connect.grpc.binding.port": str(self.port), "spark.connect.grpc.binding.address": self.host}
+        if self.catalog:
+            conf["spark.sql.catalogImplementation"] = self.catalog
+        return conf
+
+    def listen_args(self) -> list[str]:
+        return []
