@@ -3,6 +3,7 @@ started and stopped by pid."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -154,6 +155,10 @@ class ThriftServer:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
     def __enter__(self) -> "ThriftServer":
         return self.start()
 
@@ -179,6 +184,10 @@ class ConnectServer(ThriftServer):
     def url(self) -> str:
         return f"sc://{self.host}:{self.port}"
 
+    @property
+    def address(self) -> str:
+        return self.url
+
     def dbt_env(self) -> dict[str, str]:
         """The environment that points the integration project's `connect` target at this server."""
         return {"SPARK_REMOTE": self.url}
@@ -191,3 +200,15 @@ class ConnectServer(ThriftServer):
 
     def listen_args(self) -> list[str]:
         return []
+
+
+def module_server(server: ThriftServer, request):
+    """A test module's server (a pytest fixture's body: `yield from module_server(...)`): started,
+    where it listens printed past pytest's capture, stopped and its work directory deleted after."""
+    server.start()
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print(f"\n[{server.app_name}] server pid {server.pid} listening on {server.address}")
+    yield server
+    server.stop()
+    shutil.rmtree(server.work_dir, ignore_errors=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,7 +18,7 @@ import pytest
 
 from harness.report import clustering_report
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
-from spark_clustering_dev.thrift import ConnectServer
+from spark_clustering_dev.thrift import ConnectServer, module_server
 
 pytestmark = pytest.mark.thrift
 
@@ -37,14 +36,7 @@ SAMPLED_WITHIN = 0.2
 
 @pytest.fixture(scope="module")
 def connect_server(request):
-    work = WORK / f"connect-{os.getpid()}"
-    server = ConnectServer(work).start()
-    capman = request.config.pluginmanager.getplugin("capturemanager")
-    with capman.global_and_fixture_disabled():
-        print(f"\n[connect] server pid {server.pid} listening on {server.url}")
-    yield server
-    server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+    yield from module_server(ConnectServer(WORK / f"connect-{os.getpid()}"), request)
 
 
 def _client(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ from harness.plans import skipping_summary
 from spark_clustering_dev.dbt import run_dbt
 from spark_clustering_dev.paths import WORK
 from spark_clustering_dev.spark import formats_this_run
-from spark_clustering_dev.thrift import ThriftServer, pid_alive
+from spark_clustering_dev.thrift import ThriftServer, module_server, pid_alive
 
 pytestmark = pytest.mark.thrift
 
@@ -22,14 +22,7 @@ SCHEMA = "it_thrift"
 
 @pytest.fixture(scope="module")
 def thrift_server(request):
-    work = WORK / f"thrift-{os.getpid()}"
-    server = ThriftServer(work).start()
-    capman = request.config.pluginmanager.getplugin("capturemanager")
-    with capman.global_and_fixture_disabled():
-        print(f"\n[thrift] server pid {server.pid} listening on {server.host}:{server.port}")
-    yield server
-    server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+    yield from module_server(ThriftServer(WORK / f"thrift-{os.getpid()}"), request)
 
 
 @contextlib.contextmanager
