@@ -169,15 +169,14 @@ class ThriftServer:
 class ConnectServer(ThriftServer):
     """`spark-submit --class ...SparkConnectServer` (the server jar ships in pyspark's jars), set up
     as docs/deployment.md (section 5) tells a user: the package's jar, extension and format on the
-    server, which holds every setting. `catalog`: `spark.sql.catalogImplementation` (None: the
-    server's default, Spark's in-memory catalog; `hive`: the Derby metastore under the work dir).
-    A client reaches it at `url` (dbt-spark's session method with SPARK_REMOTE set: `dbt_env`)."""
+    server, which holds every setting; its catalog the server's default, Spark's in-memory one
+    (`extra_conf` may set spark.sql.catalogImplementation). A client reaches it at `url`
+    (dbt-spark's session method with SPARK_REMOTE set: `dbt_env`)."""
     main_class = "org.apache.spark.sql.connect.service.SparkConnectServer"
     app_name = "spark_clustering_connect"
 
-    def __init__(self, *args, catalog: str | None = None, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.catalog = catalog
         self.log_path = self.work_dir / "connectserver.log"
 
     @property
@@ -193,10 +192,7 @@ class ConnectServer(ThriftServer):
         return {"SPARK_REMOTE": self.url}
 
     def listen_conf(self) -> dict[str, str]:
-        conf = {"spark.connect.grpc.binding.port": str(self.port), "spark.connect.grpc.binding.address": self.host}
-        if self.catalog:
-            conf["spark.sql.catalogImplementation"] = self.catalog
-        return conf
+        return {"spark.connect.grpc.binding.port": str(self.port), "spark.connect.grpc.binding.address": self.host}
 
     def listen_args(self) -> list[str]:
         return []

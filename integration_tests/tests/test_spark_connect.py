@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from harness.report import clustering_report
-from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
+from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
 from spark_clustering_dev.thrift import ConnectServer, module_server
 
 pytestmark = pytest.mark.thrift
@@ -40,9 +40,9 @@ def connect_server(request):
 
 
 def _client(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run `code` in a child Python with the harness on its path (a Connect client of its own)."""
-    paths = [str(REPO / "dev"), str(INTEGRATION_TESTS), str(REPO / "udfs" / "python")]
-    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), **(env or {})}
+    """Run `code` in a child Python (a Connect client of its own) in integration_tests/, where it
+    imports the harness (the virtualenv's path has dev/ and udfs/python/, as for run_child)."""
+    full_env = {**os.environ, **(env or {})}
     # the worker's own dbt target/log folders are this process's: the child writes its own
     for key in ("DBT_TARGET_PATH", "DBT_LOG_PATH"):
         if key in full_env:

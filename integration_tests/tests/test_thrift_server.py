@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 
 import pytest
@@ -125,11 +124,8 @@ def format_thrift_server(request):
     """A server whose spark_catalog serves Delta (or Iceberg) tables, set up as docs/table_formats.md
     says (the package's extension first, then the format's; DeltaCatalog / SparkSessionCatalog; the
     format's jars)."""
-    work = WORK / f"thrift-{request.param}-{os.getpid()}"
-    server = ThriftServer(work, table_format=request.param).start()
-    yield server
-    server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+    yield from module_server(ThriftServer(WORK / f"thrift-{request.param}-{os.getpid()}", table_format=request.param),
+                             request)
 
 
 def test_a_format_model_builds_and_reclusters_over_thrift(format_thrift_server):
