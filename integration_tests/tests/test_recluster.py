@@ -625,6 +625,36 @@ def test_cost_policy_rewrites_when_the_reads_it_saves_outweigh_it(spark, dbt, s)
 
 
 
+def test_cost_policy_estimates_on_the_queries_served_once_they_outnumber_the_declared_boxes(spark, dbt, s):
+    """A declared `cluster_workload` is what the cost policy estimates on until the extension has
+    observed as many queries as it has boxes; from then on the observed boxes: the reads a rewrite
+    saves are those of the queries the table serves. Estimated on them, files per query equal what
+    min/max skipping keeps for those queries."""
+    alias = "rc_cost_declared"
+    table = f"{s}.{alias}"
+    # 12 declared boxes, none like BOXES: thin slices of c alone
+    declared = [{"c": [i * 500, i * 500 + 10]} for i in range(12)]
+    settings = {"policy": "cost", "queries_per_run": 0, "horizon_runs": 10}
+    run_model(dbt, alias, 0, 20000, recluster={"max_average_depth": 1}, file_rows=1000, workload=declared)
+    run_boxes(spark, table)  # 8 queries observed: fewer than the 12 declared boxes
+    run_model(dbt, alias, 20000, 36000, spark_clustering_recluster=False, file_rows=1000, workload=declared)
+    out = recluster_op(dbt, s, alias, recluster=settings, file_rows=1000, workload=declared)
+    assert out["policy"] == "cost" and out["cost"]["workload"] == "declared", out
+    assert out["cost"]["boxes"] == len(declared) and "observed boxes" not in out["reason"], out
+
+    run_boxes(spark, table)  # 16 observed: the 8 boxes the table serves, twice each
+    # an append, so that the next call has something to decide (nothing changed costs nothing)
+    run_model(dbt, alias, 36000, 38000, spark_clustering_recluster=False, file_rows=1000, workload=declared)
+    measured = files_read(spark, table)  # its EXPLAINs are observed too: 24, 3 of each box
+    out = recluster_op(dbt, s, alias, recluster=settings, file_rows=1000, workload=declared)
+    assert out["policy"] == "cost" and out["cost"]["workload"] == "observed", out
+    assert out["cost"]["boxes"] == len(BOXES), out
+    assert abs(out["cost"]["files_per_query_now"] - measured) <= 0.06, (out, measured)
+    assert (f"; estimated on the {len(BOXES)} observed boxes, not the {len(declared)} declared "
+            f"({3 * len(BOXES)} queries observed)") in out["reason"], out
+    assert actual(spark, table) == expected(spark, [(0, 38000)])
+
+
 def test_cost_policy_with_horizon_lost_reads_counts_the_queries_since_the_last_rewrite(spark, dbt, s):
     """`horizon_runs: lost_reads`: a rewrite is credited with the queries since the last rewrite (the
     rate x the runs since it, with a declared rate), not with a horizon of future runs; the count

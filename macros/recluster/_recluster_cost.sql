@@ -41,40 +41,48 @@
     done together where the metadata weighs. -#}
 
 
-{#- What the cost policy needs once per call: the workload as (box, weight) pairs (a declared
-    `cluster_workload` list, else the boxes the extension observed, the 200 most queried) and the rate
+{#- What the cost policy needs once per call: the workload as (box, weight) pairs (the boxes the
+    extension observed, the 200 most queried; a declared `cluster_workload` list until the extension
+    has observed as many queries as it has boxes: then the queries the table actually serves say
+    more about the reads a rewrite saves than the ones it was declared to serve) and the rate
     (`queries_per_run`: a number, or 'observed': the queries the extension counted since the previous
     recluster run, from the table's maintenance record). {'ok': false, 'why': ...} when either is
     unknown: the fixed gate then decides and says why. -#}
 {% macro _recluster_cost_context(relation, settings) %}
     {%- set declared = settings.workload_config -%}
-    {%- set weights = {} -%}
-    {%- set boxes = [] -%}
-    {%- set ns = namespace(total=none, source='declared') -%}
     {%- set is_declared = declared is not none and declared is not string -%}
-    {%- if is_declared -%}
-        {%- for box in declared -%}
-            {%- set key = tojson(box, sort_keys=true) -%}
-            {%- if key not in weights -%}{%- do boxes.append(box) -%}{%- do weights.update({key: 0}) -%}{%- endif -%}
-            {%- do weights.update({key: weights[key] + 1}) -%}
-        {%- endfor -%}
-    {%- endif -%}
-    {#- the queries observed so far count towards the rate with a declared workload too -#}
+    {%- set declared_boxes = [] -%}
+    {%- set declared_weights = {} -%}
+    {%- for box in (declared if is_declared else []) -%}
+        {%- set key = tojson(box, sort_keys=true) -%}
+        {%- if key not in declared_weights -%}{%- do declared_boxes.append(box) -%}{%- do declared_weights.update({key: 0}) -%}{%- endif -%}
+        {%- do declared_weights.update({key: declared_weights[key] + 1}) -%}
+    {%- endfor -%}
+    {%- set boxes = [] -%}
+    {%- set weights = {} -%}
+    {%- set ns = namespace(total=none) -%}
+    {#- the queries observed so far count towards the rate whatever the boxes -#}
     {%- if spark_clustering._has_extension_function('observed_workload') -%}
-        {%- set ns.source = 'declared' if is_declared else 'observed' -%}
         {%- set ns.total = 0 -%}
         {%- for row in spark_clustering._call_extension('observed_workload', {'table': settings.table_name}, ['box', 'queries'],
                                                         'order by queries desc, box') -%}
             {%- set ns.total = ns.total + row.queries | int -%}
-            {%- if not is_declared and loop.index <= 200 -%}
+            {%- if loop.index <= 200 -%}
                 {%- do boxes.append(fromjson(row.box)) -%}
                 {%- do weights.update({tojson(boxes[-1], sort_keys=true): row.queries | int}) -%}
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
+    {%- set source = 'observed' -%}
+    {%- if is_declared and (ns.total or 0) < declared | length -%}
+        {%- set boxes = declared_boxes -%}
+        {%- set weights = declared_weights -%}
+        {%- set source = 'declared' -%}
+    {%- endif -%}
     {%- set record = spark_clustering._maintenance_record(relation) -%}
     {#- `record`: read under the lease, so still the record when the call writes it (_recluster_record_outcome) -#}
-    {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': ns.source, 'observed_queries': ns.total, 'record': record,
+    {%- set context = {'ok': false, 'why': '', 'boxes': [], 'workload': source, 'declared_boxes': declared_boxes | length,
+                       'observed_queries': ns.total, 'record': record,
                        'expected_files_per_query': record.get('expected_files_per_query'),
                        'expected_rewritten_files_per_query': record.get('expected_rewritten_files_per_query'),
                        'expected_at': record.get('expected_at'), 'estimate_checks': record.get('estimate_checks') or [],
@@ -149,7 +157,7 @@
     {%- set queries = context.queries_since_rewrite if lost_reads else context.rate * context.horizon_runs -%}
     {%- set chosen = [] -%}
     {%- set figures = {'queries': queries, 'queries_per_run': context.rate, 'rate_source': context.rate_source,
-                       'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length,
+                       'horizon_runs': context.horizon_runs, 'boxes': context.boxes | length, 'workload': context.workload,
                        'bytes_per_query_now': 0, 'bytes_per_query_after': 0, 'files_per_query_now': 0,
                        'files_per_query_after': 0, 'files_per_query_rewritten': 0, 'files_per_query_settled': 0,
                        'rewrite_bytes': 0, 'rewrite_cost_bytes': 0, 'expected_saving_bytes': 0, 'rewrite_queries': 0} -%}
@@ -233,6 +241,10 @@
     {%- if correction.checks -%}
         {%- set check = check ~ '; estimates x' ~ correction.factor ~ ' (the table\'s last ' ~ correction.checks | length
                         ~ ' rewrite(s) checked)' -%}
+    {%- endif -%}
+    {%- if context.workload == 'observed' and context.declared_boxes -%}
+        {%- set check = check ~ '; estimated on the ' ~ context.boxes | length ~ ' observed boxes, not the '
+                        ~ context.declared_boxes ~ ' declared (' ~ context.observed_queries ~ ' queries observed)' -%}
     {%- endif -%}
     {%- do figures.update({'last_expected_files_per_query': expected}) -%}
     {%- if not chosen -%}

@@ -12,6 +12,7 @@
     recluster=var('rc_recluster', {}),
     skip_recluster=var('rc_skip', false),
     cluster_file_stats=var('rc_file_stats', none),
+    cluster_workload=var('rc_workload', none),
     post_hook="{{ spark_clustering.recluster() }}",
     tags=var('rc_tags', []),
 ) }}
