@@ -2,7 +2,10 @@
 target docs/table_formats.md documents (the profiles.yml in `profiles_dir`), as a user's `dbt` run
 does, then builds the example project on that format, appends, builds an `auto` layout and the
 audit, and prints what the test checks as one JSON line `format_target: {...}`.
-Run from an empty working directory: the metastore and warehouse are Spark's defaults there."""
+Run from an empty working directory: the metastore and warehouse are Spark's defaults there.
+With the mode `no-jar` (a target without the package's jar and extension), the example's models
+but the incremental one are built and tested with recluster() switched off; then the incremental
+model's run, whose post-hook needs the extension, is expected to fail, and its message is reported."""
 from __future__ import annotations
 
 import json
@@ -20,7 +23,7 @@ TABLES = ["telemetry_events", "telemetry_hilbert", "telemetry_zorder", "telemetr
           "telemetry_insertion_order", "telemetry_incremental", "telemetry_auto"]
 
 
-def main(table_format: str, profiles_dir: str, target_path: str) -> int:
+def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "jar") -> int:
     warnings: list[str] = []
 
     def collect(event) -> None:
@@ -30,8 +33,14 @@ def main(table_format: str, profiles_dir: str, target_path: str) -> int:
     common = ["--project-dir", str(INTEGRATION_TESTS), "--profiles-dir", profiles_dir, "--target", table_format,
               "--target-path", target_path]
 
-    def dbt(args: list[str], vars_: dict) -> None:
+    def dbt(args: list[str], vars_: dict, expect_failure: bool = False) -> list[str]:
         res = dbtRunner(callbacks=[collect]).invoke([*args, *common, "--vars", json.dumps(vars_)])
+        if expect_failure:
+            if res.success:
+                print(f"format_target_failed: dbt {' '.join(args)} succeeded", flush=True)
+                sys.exit(1)
+            return [str(r.message) for r in (getattr(res.result, "results", None) or [])
+                    if str(r.status).lower() in {"error", "fail"}]
         if not res.success:
             failed = [f"{r.node.name}: {r.message}" for r in (getattr(res.result, "results", None) or [])
                       if str(r.status).lower() in {"error", "fail"}]
@@ -39,8 +48,16 @@ def main(table_format: str, profiles_dir: str, target_path: str) -> int:
             sys.exit(1)
 
     example = {**EXAMPLE_VARS, "example_file_format": table_format}
-    dbt(["build", "--full-refresh", "--select", "path:models/example"], example)
-    dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9})
+    out = {}
+    if mode == "no-jar":
+        # the incremental model is clustered by its post-hook only: without it, its depth test would fail
+        dbt(["build", "--full-refresh", "--select", "path:models/example", "--exclude", "telemetry_incremental"], example)
+        dbt(["run", "--full-refresh", "--select", "telemetry_incremental"], {**example, "spark_clustering_recluster": False})
+        out["recluster_errors"] = dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9},
+                                      expect_failure=True)
+    else:
+        dbt(["build", "--full-refresh", "--select", "path:models/example"], example)
+        dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9})
     dbt(["run", "--select", "cluster_case"], {
         "case_source": "analytics.telemetry_events", "case_alias": "telemetry_auto", "case_format": table_format,
         "case_method": "auto", "case_cluster_by": CLUSTER_BY, "case_file_rows": EXAMPLE_VARS["telemetry_file_rows"],
@@ -50,8 +67,9 @@ def main(table_format: str, profiles_dir: str, target_path: str) -> int:
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.getOrCreate()  # the one dbt created from the target
-    out = {"warnings": warnings, "conf": {k: spark.conf.get(k, None) for k in (
-        "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.warehouse.dir")}}
+    out.update({"warnings": warnings, "conf": {k: spark.conf.get(k, None) for k in (
+        "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.warehouse.dir")},
+        "native_functions": [r[0] for r in spark.sql("show functions like 'hilbert_key'").collect()]})
     for table in TABLES:
         detail = {r[0]: r[1] for r in spark.sql(f"describe table extended analytics.{table}").collect()}
         props = {r[0]: r[1] for r in spark.sql(f"show tblproperties analytics.{table}").collect()}

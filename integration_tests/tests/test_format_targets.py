@@ -35,9 +35,8 @@ def documented_targets() -> dict:
     return profile["outputs"]
 
 
-@pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
-def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_format, tmp_path):
-    target = documented_targets()[table_format]
+def run_target_child(table_format: str, target: dict, tmp_path, mode: str = "jar") -> tuple[dict, str]:
+    """harness.format_target_child on `target`, in an empty working directory: (its report, its output)."""
     install_packages()  # the child runs dbt on the project as it is
     (tmp_path / "profiles.yml").write_text(yaml.safe_dump({PROFILE: {"target": table_format, "outputs": {table_format: target}}}))
     work = tmp_path / "cwd"
@@ -46,11 +45,26 @@ def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_for
            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **jvm_options_env(),
            "PYTHONPATH": os.pathsep.join([str(REPO / "dev"), str(INTEGRATION_TESTS), str(REPO / "udfs" / "python")])}
     done = subprocess.run([sys.executable, "-m", "harness.format_target_child", table_format, str(tmp_path),
-                           str(tmp_path / "target")], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+                           str(tmp_path / "target"), mode], cwd=work, env=env, capture_output=True, text=True, timeout=900)
     out = done.stdout + done.stderr
     lines = [x for x in done.stdout.splitlines() if x.startswith("format_target: ")]
     assert done.returncode == 0 and lines, out[-6000:]
-    got = json.loads(lines[-1].split(": ", 1)[1])
+    return json.loads(lines[-1].split(": ", 1)[1]), out
+
+
+def without_the_jar(target: dict) -> dict:
+    """`target` without the package's jar in spark.jars and its extension in spark.sql.extensions."""
+    params = dict(target["server_side_parameters"])
+    params["spark.jars"] = ",".join(j for j in params["spark.jars"].split(",") if "spark-clustering-udfs" not in j)
+    params["spark.sql.extensions"] = ",".join(e for e in params["spark.sql.extensions"].split(",")
+                                              if "sparkclustering" not in e)
+    return {**target, "server_side_parameters": params}
+
+
+@pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
+def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_format, tmp_path):
+    work = tmp_path / "cwd"
+    got, out = run_target_child(table_format, documented_targets()[table_format], tmp_path)
 
     # the session is the one the target describes, its metastore and warehouse Spark's defaults in the cwd
     assert got["conf"]["spark.sql.extensions"].startswith("org.apache.spark.sql.sparkclustering.SparkClusteringExtensions,")
@@ -76,3 +90,26 @@ def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_for
     assert "CATALOG_NOT_FOUND" not in out
     if table_format == "delta":
         assert "MissingTableException" not in out
+
+
+@pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
+def test_without_the_jar_the_documented_target_builds_every_model_and_recluster_says_what_to_load(table_format, tmp_path):
+    """A Spark that cannot load the package's jar (a managed SQL warehouse, a serverless pool): the
+    documented target without the jar and the extension. Every model of the example builds on the
+    format with the pure-SQL keys, and the example's generic tests (clustering depth, files scanned)
+    pass on its tables; the incremental model's recluster() post-hook stops, naming the model, what
+    to load and how to switch it off, and leaves the appended rows in place."""
+    got, out = run_target_child(table_format, without_the_jar(documented_targets()[table_format]), tmp_path, "no-jar")
+    assert got["native_functions"] == [], got["native_functions"]
+    assert "sparkclustering" not in got["conf"]["spark.sql.extensions"], got["conf"]
+    events = EXAMPLE_VARS["telemetry_rows"]
+    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
+        assert got[table]["provider"] == table_format, (table, got[table])
+        assert got[table]["rows"] == events, (table, got[table])
+    for table in CLUSTERED:
+        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+    assert got["audit_rows"] > 0
+    [error] = got["recluster_errors"]
+    assert "telemetry_incremental" in error and "the spark_clustering Spark extension is not loaded" in error, error
+    assert "spark.sql.extensions=org.apache.spark.sql.sparkclustering.SparkClusteringExtensions" in error, error
+    assert "skip_recluster" in error, error

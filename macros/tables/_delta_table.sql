@@ -144,9 +144,11 @@
     bounds may be wide), or a table with column mapping (the log names columns by physical names).
     The string rule is taken in bytes (octet_length), never shorter than Delta's UTF-16 length, so
     a bound that might have been cut is never taken as exact. Otherwise '' and file_stats reads
-    the rows. `inexact_column` (_file_stats_sql): the files whose statistics are not exact are
-    counted in the same statement (its inexact_files), not by one of their own. -#}
+    the rows; so too without the Spark extension, whose table_data_files reads the log.
+    `inexact_column` (_file_stats_sql): the files whose statistics are not exact are counted in
+    the same statement (its inexact_files), not by one of their own. -#}
 {% macro _delta_metadata_file_stats(relation, column_list, detail, inexact_column=false) %}
+    {%- if not spark_clustering._has_extension_function('table_data_files') -%}{{ return('') }}{%- endif -%}
     {%- set properties = detail.properties -%}
     {%- set columns_by_name = spark_clustering._columns_by_name(relation) -%}
     {%- if (properties.get('delta.columnMapping.mode', 'none') | lower) != 'none' -%}{{ return('') }}{%- endif -%}
