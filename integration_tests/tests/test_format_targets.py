@@ -61,6 +61,16 @@ def without_the_jar(target: dict) -> dict:
     return {**target, "server_side_parameters": params}
 
 
+def assert_every_model_built(got: dict, table_format: str) -> None:
+    """Every model of the example is a table of the format with every row; the clustered ones carry
+    the package's record, the same keys on every format."""
+    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
+        assert got[table]["provider"] == table_format, (table, got[table])
+        assert got[table]["rows"] == EXAMPLE_VARS["telemetry_rows"], (table, got[table])
+    for table in CLUSTERED:
+        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+
+
 @pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
 def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_format, tmp_path):
     work = tmp_path / "cwd"
@@ -70,15 +80,8 @@ def test_the_documented_target_builds_the_example_on_a_fresh_metastore(table_for
     assert got["conf"]["spark.sql.extensions"].startswith("org.apache.spark.sql.sparkclustering.SparkClusteringExtensions,")
     assert got["conf"]["spark.sql.warehouse.dir"].rstrip("/").endswith(str(work / "spark-warehouse")), got["conf"]
     assert (work / "metastore_db").is_dir()
-    # every model of the example is a table of the format, with every row
-    events = EXAMPLE_VARS["telemetry_rows"]
-    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
-        assert got[table]["provider"] == table_format, (table, got[table])
-        assert got[table]["rows"] == events, (table, got[table])
-    # the clustered ones carry the package's record, the same keys on every format (an auto layout's
-    # choice included: its name, simulated ratio and search time)
-    for table in CLUSTERED:
-        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+    assert_every_model_built(got, table_format)
+    # an auto layout's record: its name, simulated ratio and search time
     auto = got["telemetry_auto"]["properties"]
     for key in ("spark_clustering.layout_name", "spark_clustering.layout_simulated_ratio", "spark_clustering.layout_seconds"):
         assert auto.get(key), (key, auto)
@@ -102,12 +105,7 @@ def test_without_the_jar_the_documented_target_builds_every_model_and_recluster_
     got, out = run_target_child(table_format, without_the_jar(documented_targets()[table_format]), tmp_path, "no-jar")
     assert got["native_functions"] == [], got["native_functions"]
     assert "sparkclustering" not in got["conf"]["spark.sql.extensions"], got["conf"]
-    events = EXAMPLE_VARS["telemetry_rows"]
-    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
-        assert got[table]["provider"] == table_format, (table, got[table])
-        assert got[table]["rows"] == events, (table, got[table])
-    for table in CLUSTERED:
-        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+    assert_every_model_built(got, table_format)
     assert got["audit_rows"] > 0
     [error] = got["recluster_errors"]
     assert "telemetry_incremental" in error and "the spark_clustering Spark extension is not loaded" in error, error
