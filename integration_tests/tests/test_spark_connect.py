@@ -39,6 +39,15 @@ def connect_server(request):
     yield from module_server(ConnectServer(WORK / f"connect-{os.getpid()}"), request)
 
 
+@pytest.fixture(scope="module")
+def connect_server_without_the_jar(request):
+    """A server that cannot load the package's jar (a managed Connect endpoint): no jar, no
+    extension; Hive's catalog, as docs/deployment.md says such a server needs for partitioned
+    models (dbt's rename swaps a plain table there)."""
+    yield from module_server(ConnectServer(WORK / f"connect-nojar-{os.getpid()}", with_jar=False,
+                                           extra_conf={"spark.sql.catalogImplementation": "hive"}), request)
+
+
 def _client(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run `code` in a child Python (a Connect client of its own) in integration_tests/, where it
     imports the harness (the virtualenv's path has dev/ and udfs/python/, as for run_child)."""
@@ -151,3 +160,48 @@ def test_the_python_udf_backend_over_connect_writes_the_native_layout(connect_se
     native, python = got["boxes"]["native"], got["boxes"]["python"]
     assert len(native) == ROWS // FILE_ROWS and sum(int(b[0]) for b in native) == ROWS, native
     assert python == native, (python, native)
+
+
+def test_without_the_jar_on_the_server_the_example_builds_with_the_sql_keys_over_connect(
+        connect_server_without_the_jar, spark, dbt, dbt_schema):
+    """A Connect server without the jar: the example's models and their generic tests pass through
+    it with the `sql` keys, whose Hilbert model has the files of the jar's native keys (built here,
+    in the worker's own session), box for box; the incremental model's recluster() post-hook stops
+    naming the model, what to load on the server and how to switch it off."""
+    server = connect_server_without_the_jar
+    boxes_sql = ("select count(*), min(ts), max(ts), min(mission_id), max(mission_id), min(payload_id), max(payload_id) "
+                 "from {}.telemetry_hilbert group by _metadata.file_path")
+    example = {"telemetry_rows": ROWS, "telemetry_file_rows": FILE_ROWS}
+    dbt(["run", "--select", "telemetry_events", "telemetry_hilbert"], vars={**example, "spark_clustering_udf_backend": "native"})
+    native = sorted([str(v) for v in r] for r in spark.sql(boxes_sql.format(dbt_schema)).collect())
+    out = _check(_client(f"""
+        import json, os
+        os.environ["SPARK_REMOTE"] = {server.url!r}
+        from pyspark.sql import SparkSession
+        from spark_clustering_dev.dbt import run_dbt
+        spark = SparkSession.builder.getOrCreate()
+        example = {example!r}
+        schema = "it_connect_nojar"
+        build = run_dbt(["build", "--full-refresh", "--select", "path:models/example", "--exclude", "telemetry_incremental"],
+                        target="connect", schema=schema, vars=example)
+        run_dbt(["run", "--full-refresh", "--select", "telemetry_incremental"], target="connect", schema=schema,
+                vars={{**example, "spark_clustering_recluster": False}})
+        failed = run_dbt(["run", "--select", "telemetry_incremental"], target="connect", schema=schema,
+                         vars={{**example, "telemetry_increment": 9}}, expect_success=False)
+        print(json.dumps({{
+            "functions": [r[0] for r in spark.sql("show functions like 'hilbert_key'").collect()],
+            "results": {{name: str(r.status) for name, r in build.node_results().items()}},
+            "rows": {{m: spark.sql(f"select count(*) from {{schema}}.{{m}}").collect()[0][0]
+                     for m in ["telemetry_events", "telemetry_hilbert", "telemetry_by_region", "telemetry_incremental"]}},
+            "boxes": sorted([str(v) for v in r] for r in spark.sql({boxes_sql!r}.format(schema)).collect()),
+            "error": " ".join(failed.messages)}}))
+        """), server)
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["functions"] == [], got["functions"]
+    tests = {name: status for name, status in got["results"].items() if name.startswith("spark_clustering_")}
+    assert tests and set(tests.values()) == {"pass"}, got["results"]
+    assert all(n == ROWS for n in got["rows"].values()), got["rows"]
+    assert len(native) == ROWS // FILE_ROWS and got["boxes"] == native, (got["boxes"], native)
+    error = got["error"]
+    assert "telemetry_incremental" in error and "the spark_clustering Spark extension is not loaded" in error, error
+    assert "skip_recluster" in error, error
