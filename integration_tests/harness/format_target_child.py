@@ -23,7 +23,17 @@ TABLES = ["telemetry_events", "telemetry_hilbert", "telemetry_zorder", "telemetr
           "telemetry_insertion_order", "telemetry_incremental", "telemetry_auto"]
 
 
-def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "jar") -> int:
+def file_boxes(spark, table: str, table_format: str = "parquet") -> list[list[str]]:
+    """Each file's rows and box on the example's clustering columns, read from its rows, sorted."""
+    file_column = "_file" if table_format == "iceberg" else "_metadata.file_path"  # Iceberg's own metadata column
+    return sorted([str(v) for v in r] for r in spark.sql(
+        "select count(*), min(mission_id), max(mission_id), cast(min(ts) as string), cast(max(ts) as string), "
+        f"min(payload_id), max(payload_id) from {table} group by {file_column}").collect())
+
+
+def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "jar", increment_recluster: str = "{}") -> int:
+    """`increment_recluster`: the JSON of the `recluster` setting of the incremental model's second
+    run (the var telemetry_recluster; default the package's gate)."""
     warnings: list[str] = []
 
     def collect(event) -> None:
@@ -57,7 +67,8 @@ def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "ja
                                       expect_failure=True)
     else:
         dbt(["build", "--full-refresh", "--select", "path:models/example"], example)
-        dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9})
+        dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9,
+                                                           "telemetry_recluster": json.loads(increment_recluster)})
     dbt(["run", "--select", "cluster_case"], {
         "case_source": "analytics.telemetry_events", "case_alias": "telemetry_auto", "case_format": table_format,
         "case_method": "auto", "case_cluster_by": CLUSTER_BY, "case_file_rows": EXAMPLE_VARS["telemetry_file_rows"],
@@ -76,6 +87,15 @@ def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "ja
         out[table] = {"provider": detail.get("Provider"), "rows": spark.table(f"analytics.{table}").count(),
                       "properties": {k: v for k, v in props.items() if k.startswith("spark_clustering.")}}
     out["audit_rows"] = spark.sql("select count(*) from analytics.spark_clustering_audit").first()[0]
+    if mode != "no-jar":
+        # each file's rows and box on the clustering columns, read from its rows
+        out["boxes"] = {table: file_boxes(spark, f"analytics.{table}", table_format) for table in ("telemetry_hilbert", "telemetry_zorder")}
+        # the incremental model's commits, oldest first (its build, recluster()'s rewrites, the append)
+        out["incremental_operations"] = (
+            [r.operation for r in spark.sql("describe history analytics.telemetry_incremental").collect()][::-1]
+            if table_format == "delta" else
+            [r.operation for r in spark.sql("select operation from spark_catalog.analytics.telemetry_incremental.snapshots "
+                                            "order by committed_at").collect()])
     print("format_target: " + json.dumps(out, default=str), flush=True)
     return 0
 

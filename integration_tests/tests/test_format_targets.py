@@ -7,68 +7,10 @@ Only the JVM's own flags are the tests' (jvm_options_env: C1, the serial collect
 archive, as for every short-lived JVM of the tests), outside the target."""
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
-import sys
-
 import pytest
-import yaml
 
-from harness.format_target_child import EXAMPLE_VARS
-from spark_clustering_dev.dbt import install_packages
-from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO
-from spark_clustering_dev.spark import formats_this_run, jvm_options_env
-
-DOC = REPO / "docs" / "table_formats.md"
-PROFILE = "spark_clustering_integration_tests"  # the project's `profile`, which the docs' block stands for
-CLUSTERED = ["telemetry_hilbert", "telemetry_zorder", "telemetry_linear", "telemetry_by_region", "telemetry_auto"]
-
-
-def documented_targets() -> dict:
-    """The `outputs` of the yaml block that follows the docs' `format-targets` marker."""
-    text = DOC.read_text()
-    found = re.search(r"<!-- format-targets[^>]*-->\s*```yaml\n(.*?)```", text, re.S)
-    assert found, f"{DOC}: no yaml block after a format-targets marker"
-    [profile] = yaml.safe_load(found.group(1)).values()
-    return profile["outputs"]
-
-
-def run_target_child(table_format: str, target: dict, tmp_path, mode: str = "jar") -> tuple[dict, str]:
-    """harness.format_target_child on `target`, in an empty working directory: (its report, its output)."""
-    install_packages()  # the child runs dbt on the project as it is
-    (tmp_path / "profiles.yml").write_text(yaml.safe_dump({PROFILE: {"target": table_format, "outputs": {table_format: target}}}))
-    work = tmp_path / "cwd"
-    work.mkdir()
-    env = {**os.environ, "SPARK_CLUSTERING_ROOT": str(REPO), "PYTHONUNBUFFERED": "1",
-           "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **jvm_options_env(),
-           "PYTHONPATH": os.pathsep.join([str(REPO / "dev"), str(INTEGRATION_TESTS), str(REPO / "udfs" / "python")])}
-    done = subprocess.run([sys.executable, "-m", "harness.format_target_child", table_format, str(tmp_path),
-                           str(tmp_path / "target"), mode], cwd=work, env=env, capture_output=True, text=True, timeout=900)
-    out = done.stdout + done.stderr
-    lines = [x for x in done.stdout.splitlines() if x.startswith("format_target: ")]
-    assert done.returncode == 0 and lines, out[-6000:]
-    return json.loads(lines[-1].split(": ", 1)[1]), out
-
-
-def without_the_jar(target: dict) -> dict:
-    """`target` without the package's jar in spark.jars and its extension in spark.sql.extensions."""
-    params = dict(target["server_side_parameters"])
-    params["spark.jars"] = ",".join(j for j in params["spark.jars"].split(",") if "spark-clustering-udfs" not in j)
-    params["spark.sql.extensions"] = ",".join(e for e in params["spark.sql.extensions"].split(",")
-                                              if "sparkclustering" not in e)
-    return {**target, "server_side_parameters": params}
-
-
-def assert_every_model_built(got: dict, table_format: str) -> None:
-    """Every model of the example is a table of the format with every row; the clustered ones carry
-    the package's record, the same keys on every format."""
-    for table in ["telemetry_events", "telemetry_insertion_order", "telemetry_incremental", *CLUSTERED]:
-        assert got[table]["provider"] == table_format, (table, got[table])
-        assert got[table]["rows"] == EXAMPLE_VARS["telemetry_rows"], (table, got[table])
-    for table in CLUSTERED:
-        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+from harness.format_targets import assert_every_model_built, documented_targets, run_target_child, without_the_jar
+from spark_clustering_dev.spark import formats_this_run
 
 
 @pytest.mark.parametrize("table_format", formats_this_run())  # one per run of scripts/test
