@@ -131,7 +131,7 @@ MODULE_SECONDS = {
     "test_recluster_kill": 760, "test_data_skipping": 530, "test_format_tables_killed": 390,
     "test_object_store": 287, "test_thrift_server": 275, "test_skipping_read_settings": 267,
     "test_recluster": 650, "test_clustered_table_edges": 232, "test_cluster_e2e": 225, "test_commit_races": 158,
-    "test_skipping_three_valued": 100, "test_spark_connect": 200,
+    "test_skipping_three_valued": 100, "test_spark_connect": 330,
 }
 SESSIONLESS_LAST = ["test_concurrent_dbt", "test_format_targets"]
 

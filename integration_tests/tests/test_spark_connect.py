@@ -5,20 +5,31 @@ target). A Connect client cannot share a process with an embedded session, so ev
 a child process; this worker's own session builds the embedded reference.
 
 The server keeps Spark's default catalog, the in-memory one, which a Connect server has unless told
-otherwise (docs/deployment.md recommends Hive's; the Thrift server's tests run on Hive's)."""
+otherwise (docs/deployment.md recommends Hive's; the Thrift server's tests run on Hive's). One
+server more serves Delta or Iceberg on Hive's catalog, the driver of a standalone cluster (master +
+2 workers), set up with the settings of the documented format target (docs/table_formats.md)."""
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
+import yaml
 
+from harness.format_target_child import EXAMPLE_VARS, file_boxes
+from harness.format_targets import assert_every_model_built, documented_targets, run_target_child
 from harness.report import clustering_report
-from spark_clustering_dev.paths import INTEGRATION_TESTS, WORK
-from spark_clustering_dev.thrift import ConnectServer, module_server
+from spark_clustering_dev.cluster import StandaloneCluster, get_json
+from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
+from spark_clustering_dev.spark import formats_this_run
+from spark_clustering_dev.thrift import ConnectServer, free_port, module_server
 
 pytestmark = pytest.mark.thrift
 
@@ -46,6 +57,80 @@ def connect_server_without_the_jar(request):
     models (dbt's rename swaps a plain table there)."""
     yield from module_server(ConnectServer(WORK / f"connect-nojar-{os.getpid()}", with_jar=False,
                                            extra_conf={"spark.sql.catalogImplementation": "hive"}), request)
+
+
+def documented_connect_target() -> dict:
+    """The dbt target of docs/deployment.md section 5 (the yaml block after its `connect-target` marker)."""
+    text = (REPO / "docs" / "deployment.md").read_text()
+    found = re.search(r"<!-- connect-target[^>]*-->\s*```yaml\n(.*?)```", text, re.S)
+    assert found, "docs/deployment.md: no yaml block after a connect-target marker"
+    return yaml.safe_load(textwrap.dedent(found.group(1)))["connect"]
+
+
+def server_conf(target: dict) -> dict[str, str]:
+    """A documented format target's server_side_parameters as a Connect server's settings (a Connect
+    client can set none of them): the jars (the root rendered, the globs expanded) in spark.jars
+    and, as docs/deployment.md section 5 says, on the driver's classpath too."""
+    params = {k: str(v).replace("{{ env_var('SPARK_CLUSTERING_ROOT') }}", str(REPO))
+              for k, v in target["server_side_parameters"].items()}
+    patterns = params.pop("spark.jars").split(",")
+    jars = {p: sorted(glob.glob(p)) for p in patterns}
+    assert all(jars.values()), f"a documented jar is missing (scripts/setup builds them): {jars}"
+    every = [j for p in patterns for j in jars[p]]
+    return {**params, "spark.jars": ",".join(every), "spark.driver.extraClassPath": ":".join(every)}
+
+
+class ConnectOnCluster:
+    """A standalone cluster and a Connect server that is its driver (its UI on, for the REST API)."""
+
+    def __init__(self, table_format: str, work, cluster: StandaloneCluster, server: ConnectServer, ui_port: int):
+        self.table_format, self.work, self.cluster, self.server = table_format, work, cluster, server
+        self.api = f"http://127.0.0.1:{ui_port}/api/v1"
+        self.app_id = get_json(f"{self.api}/applications")[0]["id"]
+
+    def executors(self) -> list[dict]:
+        return [e for e in get_json(f"{self.api}/applications/{self.app_id}/executors") if e["id"] != "driver"]
+
+
+@pytest.fixture(scope="module", params=formats_this_run())  # one per run of scripts/test
+def format_connect_server_on_a_cluster(request):
+    """A Connect server serving Delta (or Iceberg) with the settings of the documented target of
+    docs/table_formats.md (the package's jar and extension, then the format's; its catalog; no jar
+    downloaded), on Hive's catalog, its master a standalone cluster of 2 one-core workers, started
+    once both executors are up."""
+    table_format = request.param
+    started = time.monotonic()
+    work = WORK / f"connect-cluster-{table_format}-{os.getpid()}"
+    cluster = StandaloneCluster(work).start()
+    ui_port = free_port()
+    # with_jar=False: the server loads the jars and extensions the documented target names, not its own
+    server = ConnectServer(work / "connect", master=cluster.url, with_jar=False, extra_conf={
+        **server_conf(documented_targets()[table_format]),
+        "spark.sql.catalogImplementation": "hive",
+        "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
+        "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
+        # both executors before the first job, so the scheduler can use both
+        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+        "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s"})
+    try:
+        server.start()
+        stack = ConnectOnCluster(table_format, work, cluster, server, ui_port)
+        deadline = time.monotonic() + 90
+        while len(stack.executors()) < 2 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert len(stack.executors()) == 2, f"executors registered: {stack.executors()}\n{server.tail(40)}"
+    except BaseException:
+        server.stop()
+        cluster.stop()
+        raise
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print(f"\n[connect on a cluster] {table_format}: master {cluster.url}, workers {cluster.pids}, Connect server pid "
+              f"{server.pid} on {server.url}, app {stack.app_id}; up in {time.monotonic() - started:.0f}s", flush=True)
+    yield stack
+    server.stop()
+    cluster.stop()
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def _client(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -205,3 +290,115 @@ def test_without_the_jar_on_the_server_the_example_builds_with_the_sql_keys_over
     error = got["error"]
     assert "telemetry_incremental" in error and "the spark_clustering Spark extension is not loaded" in error, error
     assert "skip_recluster" in error, error
+
+
+def _key_tasks_per_executor(stack: ConnectOnCluster) -> tuple[list[str], dict[str, int]]:
+    """The SQL executions whose plan computes a curve key for a write (rows routed to their file's
+    task by the key's cut, or range-partitioned on it), and their successful tasks per executor."""
+    app = f"{stack.api}/applications/{stack.app_id}"
+    executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
+    keyed = [e for e in executions
+             if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
+             and ("rangepartitioning" in e.get("planDescription", "")
+                  or "hashpartitioning(__sc_file" in e.get("planDescription", ""))]
+    assert not any(e["failedJobIds"] for e in keyed), keyed
+    tasks: dict[str, int] = {}
+    for job_id in sorted({j for e in keyed for j in e["successJobIds"]}):
+        for stage_id in get_json(f"{app}/jobs/{job_id}")["stageIds"]:
+            for attempt in get_json(f"{app}/stages/{stage_id}"):
+                if attempt["status"] == "SKIPPED" or attempt["numTasks"] == 0:
+                    continue
+                for t in get_json(f"{app}/stages/{stage_id}/{attempt['attemptId']}/taskList?length=100000"):
+                    if t["status"] == "SUCCESS":
+                        tasks[t["executorId"]] = tasks.get(t["executorId"], 0) + 1
+    return [e["description"][:100] for e in keyed], tasks
+
+
+BOXED = ("telemetry_hilbert", "telemetry_zorder")
+
+
+def _embedded_boxes(table_format: str, dbt, dbt_schema: str, spark) -> dict[str, list[list[str]]]:
+    """The file boxes of the Hilbert and Z-order models built with harness.format_target_child's
+    vars in an embedded session. A key's cuts come from a seeded `rand()` sample of the source, drawn per
+    read task: a Delta source is read in the tasks of a plain table's (Spark's file source, the same
+    splits), so the worker's own session builds plain tables; an Iceberg source in the tasks of
+    Iceberg's own split planning, so a child process's embedded Iceberg session builds Iceberg ones."""
+    models = ["telemetry_events", *BOXED]
+    if table_format == "delta":
+        dbt(["run", "--select", *models], vars=EXAMPLE_VARS)
+        return {m: file_boxes(spark, f"{dbt_schema}.{m}") for m in BOXED}
+    work = WORK / f"connect-embedded-{table_format}-{os.getpid()}"
+    try:
+        out = _client(f"""
+            import json
+            from harness.format_target_child import file_boxes
+            from spark_clustering_dev.dbt import run_dbt
+            from spark_clustering_dev.spark import get_spark
+            spark = get_spark({str(work)!r}, table_format={table_format!r})
+            run_dbt(["run", "--select", *{models!r}], schema="it_connect_embedded",
+                    vars={{**{EXAMPLE_VARS!r}, "example_file_format": {table_format!r}}})
+            print(json.dumps({{m: file_boxes(spark, f"it_connect_embedded.{{m}}", {table_format!r}) for m in {BOXED!r}}}))
+            """, env={"DBT_TARGET_PATH": str(work / "dbt_target")})
+        assert out.returncode == 0, f"--- stdout\n{out.stdout[-4000:]}\n--- stderr\n{out.stderr[-4000:]}"
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_documented_format_target_builds_and_reclusters_through_connect_on_a_standalone_cluster(
+        request, format_connect_server_on_a_cluster, dbt, dbt_schema, spark, tmp_path):
+    """Delta (or Iceberg) through a Connect server that is a standalone cluster's driver: the
+    documented `connect` target (docs/deployment.md section 5) runs the documented format target's
+    example job (harness.format_target_child: the example built and tested, the incremental model's
+    appended tenth and its recluster() post-hook, an `auto` layout, the audit). Every model is a table
+    of the format with every source row; recluster() committed the format's rewrite after the append;
+    the Hilbert and Z-order models' files are an embedded session's (_embedded_boxes), box for box;
+    the keys were computed by tasks on both workers' executors, none on the driver."""
+    stack = format_connect_server_on_a_cluster
+    table_format = stack.table_format
+    started = time.monotonic()
+    # the incremental model's second run: a gate its appended tenth fails, so recluster() rewrites
+    got, out = run_target_child(table_format, documented_connect_target(), tmp_path, env={"SPARK_REMOTE": stack.server.url},
+                                increment_recluster={"max_average_depth": 1.5})
+    took = time.monotonic() - started
+
+    assert got["conf"]["spark.sql.extensions"] == documented_targets()[table_format]["server_side_parameters"][
+        "spark.sql.extensions"], got["conf"]
+    assert got["native_functions"] == ["hilbert_key"], got["native_functions"]
+    assert_every_model_built(got, table_format)
+    assert got["audit_rows"] > 0 and got["warnings"] == [], (got["audit_rows"], got["warnings"])
+    assert "CATALOG_NOT_FOUND" not in out
+    # the incremental model's commits: its build, the rewrite of recluster() (its post-hook) on the
+    # first run, the append of the second, then recluster()'s rewrite of it (on Delta also the
+    # commits of the table properties it records)
+    build, append, rewrite = {"delta": ("CREATE OR REPLACE TABLE AS SELECT", "WRITE", "OPTIMIZE"),
+                              "iceberg": ("overwrite", "append", "replace")}[table_format]
+    ops = got["incremental_operations"]
+    assert ops[0] == build and ops.count(append) == 1 and rewrite in ops[1:ops.index(append)], ops
+    assert rewrite in ops[ops.index(append):] and set(ops[1:]) <= {rewrite, append, "SET TBLPROPERTIES"}, ops
+
+    # the same models built in an embedded session: the same files, box for box
+    embedded = _embedded_boxes(table_format, dbt, dbt_schema, spark)
+    files = EXAMPLE_VARS["telemetry_rows"] // EXAMPLE_VARS["telemetry_file_rows"]
+    for model in BOXED:
+        assert len(embedded[model]) == files and got["boxes"][model] == embedded[model], (
+            model, got["boxes"][model], embedded[model])
+
+    # the standalone cluster served the work: the server is its application, and the key-computing
+    # writes ran on both workers' executors
+    assert [a["id"] for a in get_json(stack.cluster.master_json_url)["activeapps"]] == [stack.app_id]
+    keyed, tasks = _key_tasks_per_executor(stack)
+    worker_executors = {}
+    for i, port in enumerate(stack.cluster.worker_ui_ports):
+        state = get_json(f"http://127.0.0.1:{port}/json/")
+        worker_executors[f"worker{i + 1}"] = sorted(str(e["id"]) for e in state["executors"] if e["appid"] == stack.app_id)
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled():
+        print(f"\n[connect on a cluster] {table_format}: the example job in {took:.0f}s; {len(keyed)} key-computing "
+              f"writes, their tasks per executor {tasks}; workers' executors {worker_executors}", flush=True)
+    # one keyed write per clustered model at least: hilbert, zorder, by_region, auto, the recluster
+    assert len(keyed) >= 4, keyed
+    assert "driver" not in tasks, tasks
+    assert all(len(ids) == 1 for ids in worker_executors.values()), worker_executors
+    for worker, [executor_id] in worker_executors.items():
+        assert tasks.get(executor_id, 0) > 0, (worker, executor_id, tasks)
