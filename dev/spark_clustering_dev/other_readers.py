@@ -1,11 +1,12 @@
 """Other engines on the package's tables: DuckDB's own Delta and Iceberg readers, loaded offline from
 their wheels (duckdb-extension-delta / -iceberg / -avro, pinned in requirements-dev.lock; nothing is
-downloaded: autoinstall is off), and the files each query made DuckDB read, from its profile; and
-pyarrow datasets of a table's data files, which skip row groups by the Parquet footers' statistics.
+downloaded: autoinstall is off), and its built-in read_parquet over a plain parquet table's data
+files, with the files each query made DuckDB read, from its profile; and pyarrow datasets of a
+table's data files, which skip row groups by the Parquet footers' statistics.
 
 Used by test_delta_tables / test_iceberg_tables (harness/format_table_cases.py: answers equal to
-Spark's, files read equal to what the format's min/max allow) and bench_table_formats.py
-(--other-readers: files read per layout next to Spark's)."""
+Spark's, files read equal to what the format's min/max allow), test_clustered_table (plain parquet)
+and bench_table_formats.py (--other-readers: files read per layout next to Spark's)."""
 from __future__ import annotations
 
 import json
@@ -14,13 +15,14 @@ from pathlib import Path
 
 from spark_clustering_dev.duckdb_wheels import wheel_extension
 
-# the extensions each format's reader needs, in load order (iceberg's reader loads avro's)
-EXTENSIONS = {"delta": ["delta"], "iceberg": ["avro", "iceberg"]}
+# the extensions each format's reader needs, in load order (iceberg's reader loads avro's; read_parquet
+# is DuckDB's own)
+EXTENSIONS = {"delta": ["delta"], "iceberg": ["avro", "iceberg"], "parquet": []}
 
 
 class DuckDbReader:
-    """One DuckDB connection that reads tables of `table_format` ('delta' or 'iceberg') in place and
-    profiles every query (JSON, to a file of its own)."""
+    """One DuckDB connection that reads tables of `table_format` ('delta', 'iceberg' or 'parquet') in
+    place and profiles every query (JSON, to a file of its own)."""
 
     def __init__(self, table_format: str):
         import duckdb
@@ -34,9 +36,10 @@ class DuckDbReader:
         self.con.execute(f"PRAGMA profiling_output = '{self._profile}'")
 
     def source(self, path: Path) -> str:
-        """The table function that reads the table at local `path` (recluster_case.location): delta_scan
-        of the table's folder, iceberg_scan of its newest metadata file (a table of a Hadoop or Hive
-        catalog: the metadata file names start with a version number)."""
+        """The table function that reads the Delta / Iceberg table at local `path`
+        (recluster_case.location): delta_scan of the table's folder, iceberg_scan of its newest
+        metadata file (a table of a Hadoop or Hive catalog: the metadata file names start with a
+        version number). A plain parquet table has no such entry point: files_source."""
         if self.table_format == "delta":
             return f"delta_scan('{path}')"
         newest = sorted(Path(path, "metadata").glob("*.metadata.json"))
@@ -44,9 +47,22 @@ class DuckDbReader:
             raise FileNotFoundError(f"no Iceberg metadata file under {path}/metadata")
         return f"iceberg_scan('{newest[-1]}')"
 
+    @staticmethod
+    def files_source(files) -> str:
+        """read_parquet of a plain parquet table's data files, given one by one (local paths, e.g. of
+        table_data_files: a plain table has no log, and a glob of its folder would take the sidecar,
+        staging or leftover files too). DuckDB has no statistics of a file before it opens it: it
+        reads every listed file's footer, then skips the row groups whose statistics miss the
+        filter, so its 'Total Files Read' of such a scan is every listed file, whatever the query."""
+        paths = sorted(str(f) for f in files)
+        if not paths:
+            raise ValueError("read_parquet of no files")
+        return "read_parquet([" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "])"
+
     def query(self, sql: str) -> tuple[list[tuple], int]:
         """The rows of `sql` and the data files its scan read ('Total Files Read' of the scan in
-        DuckDB's profile; 0 when no scan read a file)."""
+        DuckDB's profile: the files it opened, for delta_scan / iceberg_scan those the log's
+        statistics kept, for read_parquet every listed file; 0 when no scan read a file)."""
         rows = self.con.execute(sql).fetchall()
         return rows, sum(_files_read(json.loads(self._profile.read_text())))
 
