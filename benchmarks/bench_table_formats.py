@@ -1,8 +1,10 @@
 """The package's clustering of a Delta Lake or Iceberg table against the format's own clustering, on the
 same rows and the same number of files: files read by the box workload (the format's own data skipping,
-counted by Spark's scan metrics) and build time. One format per run (a Spark session serves one).
+counted by Spark's scan metrics) and build time; with --format parquet, of a plain parquet table
+(which has no clustering of its own: the package's layouts and the CTAS ORDER BY only, read through
+the package's data skipping). One format per run (a Spark session serves one).
 
-    .venv/bin/python benchmarks/bench_table_formats.py --format delta|iceberg [--dataset lineitem|store_sales]
+    .venv/bin/python benchmarks/bench_table_formats.py --format delta|iceberg|parquet [--dataset lineitem|store_sales]
         [--sf 1] [--files 64] [--queries 60] [--seed 11] [--build-runs 3] [--other-readers]
         [--json build/bench/table_formats_<format>[_<dataset>].json]
 
@@ -21,6 +23,8 @@ the format:
   Delta liquid              CREATE TABLE ... CLUSTER BY the three columns AS SELECT, then OPTIMIZE FULL;
   Iceberg zorder            a plain CTAS, then system.rewrite_data_files(strategy => 'sort',
                             sort_order => 'zorder(...)', rewrite-all).
+--format parquet builds the package's three layouts and the CTAS ORDER BY as plain parquet tables (no
+natives: no best native, no files-read goal).
 The natives' target file size (Delta spark.databricks.delta.optimize.maxFileSize, Iceberg
 target-file-size-bytes) is the plain table's bytes / --files, so every layout has about --files files;
 the counts are reported. Build time: the wall time of the statement(s) that lay the files out (for
@@ -29,16 +33,26 @@ time as dbt reports it, after an untimed `dbt parse`, so dbt's own start is not 
 builds and the CTAS ORDER BY take turns over --build-runs rounds (default 3) and the fastest of each
 counts, the natives' clustering is built once (a minute each). Workload: bench_data_skipping's
 seeded boxes (one-, two-, three-column and point queries; common/workloads.py). Per layout: files
-read (FileSourceScanExec numFiles for Delta; BatchScanExec resultDataFiles for Iceberg) summed over
-the workload, and the ideal (files whose min/max box meets the query box). Answers must be equal across layouts.
+read (FileSourceScanExec numFiles for Delta and parquet; BatchScanExec resultDataFiles for Iceberg)
+summed over the workload, and the ideal (files whose min/max box meets the query box). On parquet the
+files Spark reads are those the package's extension (loaded in the benchmark's session) kept: its
+scan, DataSkippingScanExec, is asserted on every query, and skips from the sidecar clustered_table
+wrote (the CTAS ORDER BY has none: from the footers). Answers must be equal across layouts.
 Goals (issue 28): files read <= 0.8 x the best native layout's; package build <= 1.15 x CTAS ORDER BY.
 --other-readers: the same workload read by DuckDB's own Delta / Iceberg reader on every layout's table
-(spark_clustering_dev.other_readers: files read from DuckDB's profile), and by a pyarrow dataset of the
-layout's live data files (files and row groups whose footer statistics may meet the box); their answers
-must equal Spark's, and their files read are reported next to Spark's (goal, issue 51: <= 1.05 x
-Spark's on the package's tables).
+(spark_clustering_dev.other_readers: files read from DuckDB's profile, 'Total Files Read'), and by a
+pyarrow dataset of the layout's live data files (files and row groups whose footer statistics may meet
+the box); their answers must equal Spark's, and their files read are reported next to Spark's (goal,
+issue 51: <= 1.05 x Spark's on the package's tables). On parquet DuckDB reads the table with
+read_parquet of its data files as table_data_files lists them (every file Spark would list; never a
+glob, which would take the sidecar and any leftover file too), and pyarrow reads the same list.
+read_parquet knows nothing of a file before it opens it: 'Total Files Read', the only file counter
+of its profile, is every listed file in every query (it reads each footer, then skips the row groups
+whose statistics miss the box and reads no data of a file whose row groups it all skips); the files
+it reads row groups of are not in its profile (pyarrow's columns count them for a reader that prunes
+row groups by the same footers).
 The maintenance half (appends, recluster vs the formats' maintenance): bench_format_maintenance.py.
-Prints a markdown table; asserts nothing.
+Prints a markdown table; asserts no goal (only equal answers, and on parquet the extension's scan).
 """
 from __future__ import annotations
 
@@ -54,6 +68,7 @@ from common.dbt import dbt_runner
 from common.formats import (bisect_iceberg_target, drop_table, files_of, files_read, format_session,
                             iceberg_zorder_rewrite, table_bytes)
 from common.machine import write_results
+from common.scans import scan_classes, scan_nodes
 from common.timing import timed
 from common.workloads import declared_workload, intersecting, make_workload
 from spark_clustering_dev.paths import local
@@ -100,6 +115,8 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
                      "build_runs_seconds": [round(t, 1) for t, _ in times],
                      "wall_seconds": round(min(w for _, w in times), 1)}
 
+    if fmt == "parquet":  # no clustering of its own: nothing to size a native's files for
+        return out
     drop_table(spark, fmt, f"{schema}.plain")
     plain_seconds = timed(lambda: spark.sql(
         f"create table {schema}.plain using {fmt} as select /*+ repartition({files}) */ * from {source}"))
@@ -132,7 +149,7 @@ def build_layouts(spark, fmt: str, schema: str, source: str, files: int, workloa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--format", choices=["delta", "iceberg"], required=True)
+    parser.add_argument("--format", choices=["delta", "iceberg", "parquet"], required=True)
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="lineitem")
     parser.add_argument("--sf", type=float, default=1.0)
     parser.add_argument("--files", type=int, default=64)
@@ -141,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-runs", type=int, default=3,
                         help="rounds of the package's builds and the CTAS ORDER BY, taking turns; the fastest of each counts")
     parser.add_argument("--other-readers", action="store_true",
-                        help="also read every layout with DuckDB's Delta / Iceberg reader (files read, answers)")
+                        help="also read every layout with DuckDB's Delta / Iceberg reader (parquet: read_parquet of its "
+                             "data files) and a pyarrow dataset (files read, answers)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     fmt = args.format
@@ -172,25 +190,31 @@ def main(argv: list[str] | None = None) -> int:
         for info in layouts.values():
             df = spark.sql(q["sql"].replace(source, info["table"]))
             answers.add(tuple(tuple(r) for r in df.collect()))
+            if fmt == "parquet":  # Spark's skipping on a plain table is the package's extension's
+                classes = scan_classes(scan_nodes(df._jdf.queryExecution().executedPlan()))
+                assert any(c.endswith(".DataSkippingScanExec") for c in classes), \
+                    f"{info['table']}: no data-skipping scan (is the extension loaded?): {classes}"
             info["files_read"] += files_read(df)
             info["ideal"] += len(intersecting(info["boxes"], q["box"]))
         assert len(answers) == 1, f"layouts disagree on {q['sql']}: {answers}"
     if args.other_readers:
         read_with_duckdb(spark, fmt, layouts, workload, source)
-        read_with_pyarrow(spark, layouts, workload, source, dataset["measure"])
+        read_with_pyarrow(spark, fmt, layouts, workload, source, dataset["measure"])
 
-    natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}
-    best_native = min(natives.values(), key=lambda v: v["files_read"])
-    best_name = [k for k, v in natives.items() if v is best_native][0]
+    natives = {k: v for k, v in layouts.items() if k.startswith(("Delta", "Iceberg"))}  # none on parquet
+    best_native = min(natives.values(), key=lambda v: v["files_read"]) if natives else None
+    best_name = [k for k, v in natives.items() if v is best_native][0] if natives else None
     baseline = layouts["CTAS ORDER BY"]["build_seconds"]
+    target = (f"natives' target file size {extras['_target_file_bytes']:,} bytes" if natives
+              else "no natives (plain parquet: the package's data skipping)")
     print(f"\n{dataset['title']} SF {args.sf:g} ({rows:,} rows), clustered on {', '.join(columns)}, {fmt}, {len(workload)} box queries (seed {args.seed}); "
-          f"natives' target file size {extras['_target_file_bytes']:,} bytes\n")
+          f"{target}\n")
     print("| layout | files | files read | / ideal | / best native | build s | / CTAS ORDER BY |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, info in layouts.items():
+        versus_native = f"{info['files_read'] / max(best_native['files_read'], 1):.2f}" if natives else "-"
         print(f"| {name} | {info['files']} | {info['files_read']} | {info['files_read'] / max(info['ideal'], 1):.2f} | "
-              f"{info['files_read'] / max(best_native['files_read'], 1):.2f} | {info['build_seconds']} | "
-              f"{info['build_seconds'] / baseline:.2f} |")
+              f"{versus_native} | {info['build_seconds']} | {info['build_seconds'] / baseline:.2f} |")
     if args.other_readers:
         print("\n| layout | files read: Spark | DuckDB | DuckDB / Spark | pyarrow | pyarrow / Spark | pyarrow row groups |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -198,7 +222,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | {info['files_read']} | {info['duckdb_files_read']} | "
                   f"{info['duckdb_files_read'] / max(info['files_read'], 1):.2f} | {info['pyarrow_files_read']} | "
                   f"{info['pyarrow_files_read'] / max(info['files_read'], 1):.2f} | {info['pyarrow_row_groups_read']} |")
-    print(f"\nbest native: {best_name}; goals: files read <= 0.8 x best native, build <= 1.15 x CTAS ORDER BY")
+    if natives:
+        print(f"\nbest native: {best_name}; goals: files read <= 0.8 x best native, build <= 1.15 x CTAS ORDER BY")
+    else:
+        print("\nno natives on parquet; goal: build <= 1.15 x CTAS ORDER BY")
     write_results(json_path, spark, args, started, load_before, format=fmt, rows=rows, best_native=best_name,
                   **extras, declared_workload_seed=args.seed + 1,
                   layouts={k: {kk: vv for kk, vv in v.items() if kk != "boxes"} for k, v in layouts.items()})
@@ -214,7 +241,8 @@ def read_with_duckdb(spark, fmt: str, layouts: dict, workload: list[dict], sourc
     reader = DuckDbReader(fmt)
     try:
         for info in layouts.values():
-            table_source = reader.source(location(spark, info["table"]))
+            table_source = (reader.files_source(data_files(spark, info["table"])) if fmt == "parquet"
+                            else reader.source(location(spark, info["table"])))
             info["duckdb_files_read"] = 0
             for q in workload:
                 want = [tuple(r) for r in spark.sql(q["sql"].replace(source, info["table"])).collect()]
@@ -226,16 +254,18 @@ def read_with_duckdb(spark, fmt: str, layouts: dict, workload: list[dict], sourc
         reader.close()
 
 
-def read_with_pyarrow(spark, layouts: dict, workload: list[dict], source: str, measure: str):
+def read_with_pyarrow(spark, fmt: str, layouts: dict, workload: list[dict], source: str, measure: str):
     """Every query of the workload as a pyarrow dataset of each layout's live data files reads it
-    (the footers' row-group statistics, nothing of the format's log): its files and row groups read
+    (the footers' row-group statistics, nothing of the format's log; a parquet table's files as
+    table_data_files lists them, as DuckDB's): its files and row groups read
     (info['pyarrow_files_read'], info['pyarrow_row_groups_read']); its count and sum must equal Spark's."""
     import pyarrow.compute as pc
 
     from spark_clustering_dev.other_readers import PyArrowReader
 
     for info in layouts.values():
-        reader = PyArrowReader(local(f["path"]) for f in info["boxes"])
+        reader = PyArrowReader(data_files(spark, info["table"]) if fmt == "parquet"
+                               else (local(f["path"]) for f in info["boxes"]))
         info.update(pyarrow_files_read=0, pyarrow_row_groups_read=0)
         for q in workload:
             rows, files, row_groups = reader.query(PyArrowReader.box_filter(q["box"]), [measure])
@@ -245,6 +275,12 @@ def read_with_pyarrow(spark, layouts: dict, workload: list[dict], source: str, m
                 f"pyarrow and Spark disagree on {info['table']}: {q['sql']}: {got} vs {want}"
             info["pyarrow_files_read"] += files
             info["pyarrow_row_groups_read"] += row_groups
+
+
+def data_files(spark, table: str) -> list[Path]:
+    """A plain table's data files as Spark lists them (table_data_files: its location's files, hidden
+    names such as the sidecar's skipped), local paths."""
+    return [local(r[0]) for r in spark.sql(f"select file_path from table_data_files('{table}')").collect()]
 
 
 def _number(value):
