@@ -22,6 +22,48 @@ def get_json(url: str, timeout: float = 30.0):
         return json.loads(resp.read().decode())
 
 
+def driver_conf(ui_port: int) -> dict[str, str]:
+    """A driver's settings on a StandaloneCluster (a Thrift or Connect server): its UI, which lists
+    the executors; 1 GB and 1 core per executor, one on each worker; and both executors registered
+    before the first job, so the scheduler can use both."""
+    return {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
+            "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
+            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s"}
+
+
+def wait_for_executors(executors, count: int = 2, seconds: float = 90, tail=lambda: "") -> None:
+    """Wait until `executors()` (a driver's executors, from its UI) lists `count` of them."""
+    deadline = time.monotonic() + seconds
+    while len(executors()) < count and time.monotonic() < deadline:
+        time.sleep(1)
+    assert len(executors()) == count, f"executors registered: {executors()}\n{tail()}"
+
+
+def key_write_tasks(api: str, app_id: str) -> tuple[list[dict], list[int], dict[str, int]]:
+    """From a driver's UI (`api`: its /api/v1): the SQL executions whose plan computes a curve key
+    for a write (rows routed to their file's task by the key's cut, hashpartitioning on the file
+    column; or range-partitioned on the key, a partitioned model), their successful jobs, and those
+    jobs' successful tasks per executor id."""
+    app = f"{api}/applications/{app_id}"
+    executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
+    keyed = [e for e in executions
+             if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
+             and ("rangepartitioning" in e.get("planDescription", "")
+                  or "hashpartitioning(__sc_file" in e.get("planDescription", ""))]
+    job_ids = sorted({j for e in keyed for j in e["successJobIds"]})
+    tasks: dict[str, int] = {}
+    for job_id in job_ids:
+        for stage_id in get_json(f"{app}/jobs/{job_id}")["stageIds"]:
+            for attempt in get_json(f"{app}/stages/{stage_id}"):
+                if attempt["status"] == "SKIPPED" or attempt["numTasks"] == 0:
+                    continue
+                for t in get_json(f"{app}/stages/{stage_id}/{attempt['attemptId']}/taskList?length=100000"):
+                    if t["status"] == "SUCCESS":
+                        tasks[t["executorId"]] = tasks.get(t["executorId"], 0) + 1
+    return keyed, job_ids, tasks
+
+
 class StandaloneCluster:
     """`spark-class ...Master` + `workers` x `spark-class ...Worker`, each in its own process group.
 

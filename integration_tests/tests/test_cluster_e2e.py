@@ -17,7 +17,7 @@ import time
 import pytest
 
 from harness.plans import skipping_summary
-from spark_clustering_dev.cluster import StandaloneCluster, get_json
+from spark_clustering_dev.cluster import StandaloneCluster, driver_conf, get_json, key_write_tasks, wait_for_executors
 from spark_clustering_dev.dbt import run_dbt, run_operation_json
 from spark_clustering_dev.paths import JAR, WORK
 from spark_clustering_dev.s3 import s3a_conf
@@ -78,20 +78,11 @@ def stack(request, s3):
     reach_s3 = s3a_conf(s3.endpoint)
     reach_s3["spark.executor.extraClassPath"] = reach_s3["spark.driver.extraClassPath"]
     server = ThriftServer(work / "thrift", master=cluster.url, extra_conf={
-        **reach_s3,
-        "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
-        "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
-        # Wait for both executors before the first job, so the scheduler can use both.
-        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s",
-    })
+        **reach_s3, **driver_conf(ui_port)})
     try:
         server.start()
         s = Stack(cluster, server, ui_port)
-        deadline = time.monotonic() + 90
-        while len(s.executors()) < 2 and time.monotonic() < deadline:
-            time.sleep(1)
-        assert len(s.executors()) == 2, f"executors registered: {s.executors()}"
+        wait_for_executors(s.executors)
     except BaseException:
         server.stop()
         cluster.stop()
@@ -256,28 +247,10 @@ def test_queries_skip_files_on_the_cluster(request, stack, built):
 
 
 def test_keys_were_computed_on_both_workers_executors(request, stack, built):
-    app = f"{stack.api}/applications/{stack.app_id}"
-    executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
-    keyed = [e for e in executions
-             if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
-             # the write: rows routed to their file's task by the key's cut (hashpartitioning on
-             # the file column), or range-partitioned on the key (a partitioned model: by_region)
-             and ("rangepartitioning" in e.get("planDescription", "")
-                  or "hashpartitioning(__sc_file" in e.get("planDescription", ""))]
+    keyed, job_ids, tasks_per_executor = key_write_tasks(stack.api, stack.app_id)
     # One clustered write per hilbert/zorder model (by_region is hilbert too), native backend used.
-    assert len(keyed) >= 3, [e["description"][:120] for e in executions]
-    job_ids = sorted({j for e in keyed for j in e["successJobIds"]})
+    assert len(keyed) >= 3, [e["description"][:120] for e in keyed]
     assert job_ids and not any(e["failedJobIds"] for e in keyed)
-    tasks_per_executor: dict[str, int] = {}
-    for job_id in job_ids:
-        for stage_id in get_json(f"{app}/jobs/{job_id}")["stageIds"]:
-            for attempt in get_json(f"{app}/stages/{stage_id}"):
-                if attempt["status"] == "SKIPPED" or attempt["numTasks"] == 0:
-                    continue
-                tasks = get_json(f"{app}/stages/{stage_id}/{attempt['attemptId']}/taskList?length=100000")
-                for t in tasks:
-                    if t["status"] == "SUCCESS":
-                        tasks_per_executor[t["executorId"]] = tasks_per_executor.get(t["executorId"], 0) + 1
     # Which executor each worker launched for this application, from the workers themselves.
     worker_executors = {}
     for i, port in enumerate(stack.cluster.worker_ui_ports):

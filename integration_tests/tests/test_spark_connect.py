@@ -26,7 +26,7 @@ import yaml
 from harness.format_target_child import EXAMPLE_VARS, file_boxes
 from harness.format_targets import assert_every_model_built, documented_targets, run_target_child
 from harness.report import clustering_report
-from spark_clustering_dev.cluster import StandaloneCluster, get_json
+from spark_clustering_dev.cluster import StandaloneCluster, driver_conf, get_json, key_write_tasks, wait_for_executors
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
 from spark_clustering_dev.spark import formats_this_run
 from spark_clustering_dev.thrift import ConnectServer, free_port, module_server
@@ -106,19 +106,11 @@ def format_connect_server_on_a_cluster(request):
     # with_jar=False: the server loads the jars and extensions the documented target names, not its own
     server = ConnectServer(work / "connect", master=cluster.url, with_jar=False, extra_conf={
         **server_conf(documented_targets()[table_format]),
-        "spark.sql.catalogImplementation": "hive",
-        "spark.ui.enabled": "true", "spark.ui.port": str(ui_port),
-        "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
-        # both executors before the first job, so the scheduler can use both
-        "spark.scheduler.minRegisteredResourcesRatio": "1.0",
-        "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s"})
+        "spark.sql.catalogImplementation": "hive", **driver_conf(ui_port)})
     try:
         server.start()
         stack = ConnectOnCluster(table_format, work, cluster, server, ui_port)
-        deadline = time.monotonic() + 90
-        while len(stack.executors()) < 2 and time.monotonic() < deadline:
-            time.sleep(1)
-        assert len(stack.executors()) == 2, f"executors registered: {stack.executors()}\n{server.tail(40)}"
+        wait_for_executors(stack.executors, tail=lambda: server.tail(40))
     except BaseException:
         server.stop()
         cluster.stop()
@@ -293,24 +285,9 @@ def test_without_the_jar_on_the_server_the_example_builds_with_the_sql_keys_over
 
 
 def _key_tasks_per_executor(stack: ConnectOnCluster) -> tuple[list[str], dict[str, int]]:
-    """The SQL executions whose plan computes a curve key for a write (rows routed to their file's
-    task by the key's cut, or range-partitioned on it), and their successful tasks per executor."""
-    app = f"{stack.api}/applications/{stack.app_id}"
-    executions = get_json(f"{app}/sql?details=true&planDescription=true&offset=0&length=100000")
-    keyed = [e for e in executions
-             if ("hilbert_key(" in e.get("planDescription", "") or "zorder_key(" in e.get("planDescription", ""))
-             and ("rangepartitioning" in e.get("planDescription", "")
-                  or "hashpartitioning(__sc_file" in e.get("planDescription", ""))]
+    """The SQL executions that computed a curve key for a write, and their successful tasks per executor."""
+    keyed, _, tasks = key_write_tasks(stack.api, stack.app_id)
     assert not any(e["failedJobIds"] for e in keyed), keyed
-    tasks: dict[str, int] = {}
-    for job_id in sorted({j for e in keyed for j in e["successJobIds"]}):
-        for stage_id in get_json(f"{app}/jobs/{job_id}")["stageIds"]:
-            for attempt in get_json(f"{app}/stages/{stage_id}"):
-                if attempt["status"] == "SKIPPED" or attempt["numTasks"] == 0:
-                    continue
-                for t in get_json(f"{app}/stages/{stage_id}/{attempt['attemptId']}/taskList?length=100000"):
-                    if t["status"] == "SUCCESS":
-                        tasks[t["executorId"]] = tasks.get(t["executorId"], 0) + 1
     return [e["description"][:100] for e in keyed], tasks
 
 
