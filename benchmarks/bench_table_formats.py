@@ -278,9 +278,11 @@ def read_with_pyarrow(spark, fmt: str, layouts: dict, workload: list[dict], sour
 
 
 def data_files(spark, table: str) -> list[Path]:
-    """A plain table's data files as Spark lists them (table_data_files: its location's files, hidden
-    names such as the sidecar's skipped), local paths."""
-    return [local(r[0]) for r in spark.sql(f"select file_path from table_data_files('{table}')").collect()]
+    """A plain table's data files as the package lists them (recluster_case.data_files: its
+    location's files, hidden names such as the sidecar's skipped), local paths."""
+    from spark_clustering_dev.recluster_case import data_files as listed
+
+    return [local(p) for p in listed(spark, table)]
 
 
 def _number(value):

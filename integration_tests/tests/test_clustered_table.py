@@ -156,10 +156,11 @@ def test_duckdb_reads_the_listed_files_with_sparks_answers(spark, clustered_64):
     only the files whose [min, max] meet the box."""
     from spark_clustering_dev.other_readers import DuckDbReader
     from spark_clustering_dev.paths import local
+    from spark_clustering_dev.recluster_case import data_files
 
     table = clustered_64["hilbert"]
     ranges = file_ranges(spark, table, ["a", "b", "c"])
-    files = [local(r[0]) for r in spark.sql(f"select file_path from table_data_files('{table}')").collect()]
+    files = [local(p) for p in data_files(spark, table)]
     assert len(files) == 64 and all(f.name.endswith(".parquet") for f in files), files
     reader = DuckDbReader("parquet")
     try:
