@@ -5,7 +5,10 @@ audit, and prints what the test checks as one JSON line `format_target: {...}`.
 Run from an empty working directory: the metastore and warehouse are Spark's defaults there.
 With the mode `no-jar` (a target without the package's jar and extension), the example's models
 but the incremental one are built and tested with recluster() switched off; then the incremental
-model's run, whose post-hook needs the extension, is expected to fail, and its message is reported."""
+model's run, whose post-hook needs the extension, is expected to fail, and its message is reported.
+With the mode `curves` (a standalone cluster's test, where the other models add minutes and no
+check), only the source, the Hilbert and Z-order models and the incremental one are built and
+tested, then appended to and reclustered: no `auto` layout, no audit."""
 from __future__ import annotations
 
 import json
@@ -21,6 +24,7 @@ WORKLOAD = [{"mission_id": [10, 12], "ts": ["2025-03-01 00:00:00", "2025-03-20 0
             {"payload_id": ["payload-01000", "payload-01200"], "mission_id": [0, 31]}]
 TABLES = ["telemetry_events", "telemetry_hilbert", "telemetry_zorder", "telemetry_linear", "telemetry_by_region",
           "telemetry_insertion_order", "telemetry_incremental", "telemetry_auto"]
+CURVE_TABLES = ["telemetry_events", "telemetry_hilbert", "telemetry_zorder", "telemetry_incremental"]
 
 
 def file_boxes(spark, table: str, table_format: str = "parquet") -> list[list[str]]:
@@ -66,14 +70,15 @@ def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "ja
         out["recluster_errors"] = dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9},
                                       expect_failure=True)
     else:
-        dbt(["build", "--full-refresh", "--select", "path:models/example"], example)
+        dbt(["build", "--full-refresh", "--select", *(CURVE_TABLES if mode == "curves" else ["path:models/example"])], example)
         dbt(["run", "--select", "telemetry_incremental"], {**example, "telemetry_increment": 9,
                                                            "telemetry_recluster": json.loads(increment_recluster)})
-    dbt(["run", "--select", "cluster_case"], {
-        "case_source": "analytics.telemetry_events", "case_alias": "telemetry_auto", "case_format": table_format,
-        "case_method": "auto", "case_cluster_by": CLUSTER_BY, "case_file_rows": EXAMPLE_VARS["telemetry_file_rows"],
-        "case_workload": WORKLOAD})
-    dbt(["run", "--select", "spark_clustering_audit"], example)
+    if mode != "curves":
+        dbt(["run", "--select", "cluster_case"], {
+            "case_source": "analytics.telemetry_events", "case_alias": "telemetry_auto", "case_format": table_format,
+            "case_method": "auto", "case_cluster_by": CLUSTER_BY, "case_file_rows": EXAMPLE_VARS["telemetry_file_rows"],
+            "case_workload": WORKLOAD})
+        dbt(["run", "--select", "spark_clustering_audit"], example)
 
     from pyspark.sql import SparkSession
 
@@ -81,12 +86,13 @@ def main(table_format: str, profiles_dir: str, target_path: str, mode: str = "ja
     out.update({"warnings": warnings, "conf": {k: spark.conf.get(k, None) for k in (
         "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.sql.warehouse.dir")},
         "native_functions": [r[0] for r in spark.sql("show functions like 'hilbert_key'").collect()]})
-    for table in TABLES:
+    for table in CURVE_TABLES if mode == "curves" else TABLES:
         detail = {r[0]: r[1] for r in spark.sql(f"describe table extended analytics.{table}").collect()}
         props = {r[0]: r[1] for r in spark.sql(f"show tblproperties analytics.{table}").collect()}
         out[table] = {"provider": detail.get("Provider"), "rows": spark.table(f"analytics.{table}").count(),
                       "properties": {k: v for k, v in props.items() if k.startswith("spark_clustering.")}}
-    out["audit_rows"] = spark.sql("select count(*) from analytics.spark_clustering_audit").first()[0]
+    if mode != "curves":
+        out["audit_rows"] = spark.sql("select count(*) from analytics.spark_clustering_audit").first()[0]
     if mode != "no-jar":
         # each file's rows and box on the clustering columns, read from its rows
         out["boxes"] = {table: file_boxes(spark, f"analytics.{table}", table_format) for table in ("telemetry_hilbert", "telemetry_zorder")}
