@@ -113,9 +113,15 @@ def test_recluster_keeps_the_recorded_layout(spark, dbt, s, src):
     before = properties(spark, f"{s}.auto_rc")
     # an append in insertion order: its two files span every column
     spark.sql(f"insert into {s}.auto_rc {ROW_SQL} from range({ROWS}, {ROWS + 40_000}, 1, 2)")
+    kept = {r["path"] for r in file_ranges(spark, f"{s}.auto_rc", COLUMNS)}
     out = run_operation_json("recluster", {"relation": f"{s}.auto_rc"}, schema=s, vars=vars_)
     assert out["decision"] == "reclustered", out
     assert [r["files_replaced"] for r in out["rounds"]] == [2], out["rounds"]
+    # the appended rows, fewer files than the tree has leaves, are cut into whole subtrees of it:
+    # the new files' boxes do not overlap (cut at sampled keys, a file boundary inside a leaf made
+    # two files share that leaf's box)
+    written = [r for r in file_ranges(spark, f"{s}.auto_rc", COLUMNS) if r["path"] not in kept]
+    assert 2 <= len(written) < FILES and overlapping_pairs(written) == [], (len(written), overlapping_pairs(written))
     after = properties(spark, f"{s}.auto_rc")
     assert json.loads(after["spark_clustering.layout"]) == json.loads(before["spark_clustering.layout"]), (before, after)
     assert after["spark_clustering.layout_name"] == before["spark_clustering.layout_name"]

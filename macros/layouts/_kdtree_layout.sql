@@ -127,6 +127,52 @@
 {% endmacro %}
 
 
+{#- SQL of the file (1 .. files) a row goes to when a write of fewer files than the tree has leaves
+    (a recluster's rewrite of part of the table) cuts the tree into whole subtrees: the files are
+    handed out from the root down, each child taking its share of the files by the rows of `sample`
+    (the write's sampled clustering columns) below it, and a subtree given one file is one file. A
+    file is then a node of the tree, whose [min, max] stay inside that node's box; cut at sampled
+    keys instead, a file could hold leaves on both sides of a cut high in the tree, and span the
+    table on the cut's column. A child with no sampled rows takes no file, so a write may make
+    fewer files than it planned. none when the tree has no fewer leaves than `files`. -#}
+{% macro _kdtree_subtree_file_sql(spec, sample, files) %}
+    {%- if files >= spec.files or files < 2 -%}{{ return(none) }}{%- endif -%}
+    {%- set leaf_sql = spark_clustering._kdtree_leaf_sql(spec, 1, spec.files, 0) -%}
+    {%- set counts = {} -%}
+    {%- for row in run_query('select ' ~ leaf_sql ~ ' as leaf, count(*) as n from ' ~ sample ~ ' group by 1') -%}
+        {%- do counts.update({row[0] | int: row[1] | int}) -%}
+    {%- endfor -%}
+    {%- set file_of_leaf = [] -%}
+    {%- set ns = namespace(next=0) -%}
+    {#- [first leaf, leaves, files] of each node still to cut, depth first in key order. A node of 0
+        files (no sampled row below it) joins a neighbour's file: a lower child the file after it
+        (its sibling's first), a higher child the file before it. -#}
+    {%- set stack = [[0, spec.files, files]] -%}
+    {%- for _ in range(4 * spec.files + 4) if stack -%}
+        {%- set node = stack.pop() -%}
+        {%- set first, leaves, want = node[0], node[1], node[2] -%}
+        {%- if want <= 1 or leaves == 1 -%}
+            {%- set file = ns.next + 1 if want != 0 or (node | length > 3 and node[3] == 'low') else ns.next -%}
+            {%- set ns.next = ns.next + (1 if want != 0 else 0) -%}
+            {%- for _ in range(leaves) -%}{%- do file_of_leaf.append([file, 1] | max) -%}{%- endfor -%}
+        {%- else -%}
+            {%- set low = leaves // 2 -%}
+            {%- set nsr = namespace(low=0, high=0) -%}
+            {%- for leaf in range(first, first + leaves) -%}
+                {%- if leaf < first + low -%}{%- set nsr.low = nsr.low + counts.get(leaf, 0) -%}
+                {%- else -%}{%- set nsr.high = nsr.high + counts.get(leaf, 0) -%}{%- endif -%}
+            {%- endfor -%}
+            {%- set share = (want * nsr.low / [nsr.low + nsr.high, 1] | max) | round | int -%}
+            {%- set want_low = [[share, 1 if nsr.low > 0 else 0] | max, want - (1 if nsr.high > 0 else 0)] | min -%}
+            {#- the higher child onto the stack first, so the lower one comes off first -#}
+            {%- do stack.append([first + low, leaves - low, want - want_low, 'high']) -%}
+            {%- do stack.append([first, low, want_low, 'low']) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return('element_at(array(' ~ file_of_leaf | join(', ') ~ '), ' ~ leaf_sql ~ ' + 1)') }}
+{% endmacro %}
+
+
 {#- The specs {'curve': 'kdtree', 'split', 'columns', 'files', 'cuts': {node: [column index, SQL literal
     or null]}} fit on `sample` (the clustering columns' rows), one per way of choosing a cut in
     `splits` ('widest', 'workload': for `boxes`); none when no tree applies (one column, one file,

@@ -123,11 +123,18 @@
             {%- set key_sql = spark_clustering.cluster_key(method, cluster_names, boundaries, backend) -%}
         {%- endif -%}
         {%- if presample -%}
-            {%- set leaf_files = method == 'auto' and choice.spec.curve == 'kdtree' and choice.spec.files == num_files -%}
-            {#- a k-d tree's files are its leaves: no cuts on the sampled keys to find -#}
-            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql if not leaf_files else none, num_files, backend) -%}
-            {%- if file_routing is not none and leaf_files -%}
-                {%- do file_routing.update({'file_sql': spark_clustering._kdtree_file_sql(choice.spec)}) -%}
+            {%- set kdtree = method == 'auto' and choice.spec.curve == 'kdtree' -%}
+            {#- a k-d tree's files are its leaves, or, in a write of fewer files (a recluster's part of
+                the table), whole subtrees of it: no cuts on the sampled keys to find -#}
+            {%- set tree_file_sql = none -%}
+            {%- if kdtree and choice.spec.files == num_files -%}
+                {%- set tree_file_sql = spark_clustering._kdtree_file_sql(choice.spec) -%}
+            {%- elif kdtree -%}
+                {%- set tree_file_sql = spark_clustering._kdtree_subtree_file_sql(choice.spec, sample.name, num_files) -%}
+            {%- endif -%}
+            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql if tree_file_sql is none else none, num_files, backend) -%}
+            {%- if file_routing is not none and tree_file_sql is not none -%}
+                {%- do file_routing.update({'file_sql': tree_file_sql}) -%}
             {%- endif -%}
             {%- do spark_clustering._drop_sample(sample) -%}
         {%- endif -%}
