@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from harness.format_target_child import CURVE_TABLES, EXAMPLE_VARS, file_boxes
-from harness.format_targets import documented_targets, run_target_child
+from harness.format_targets import assert_every_model_built, documented_targets, run_target_child
 from harness.report import clustering_report
 from spark_clustering_dev.cluster import StandaloneCluster, driver_conf, get_json, key_write_tasks, wait_for_executors
 from spark_clustering_dev.paths import INTEGRATION_TESTS, REPO, WORK
@@ -344,11 +344,7 @@ def test_the_documented_format_target_builds_and_reclusters_through_connect_on_a
     assert got["conf"]["spark.sql.extensions"] == documented_targets()[table_format]["server_side_parameters"][
         "spark.sql.extensions"], got["conf"]
     assert got["native_functions"] == ["hilbert_key"], got["native_functions"]
-    for table in CURVE_TABLES:
-        assert got[table]["provider"] == table_format, (table, got[table])
-        assert got[table]["rows"] == EXAMPLE_VARS["telemetry_rows"], (table, got[table])
-    for table in BOXED:
-        assert got[table]["properties"]["spark_clustering.cluster_by"], (table, got[table])
+    assert_every_model_built(got, table_format, CURVE_TABLES)
     assert got["warnings"] == [], got["warnings"]
     assert "CATALOG_NOT_FOUND" not in out
     # the incremental model's commits: its build, the rewrite of recluster() (its post-hook) on the
