@@ -144,15 +144,15 @@
     {%- endfor -%}
     {%- set file_of_leaf = [] -%}
     {%- set ns = namespace(next=0) -%}
-    {#- [first leaf, leaves, files] of each node still to cut, depth first in key order. A node of 0
+    {#- [first leaf, leaves, files, 'low' or 'high' child] of each node still to cut, depth first in key order. A node of 0
         files (no sampled row below it) joins a neighbour's file: a lower child the file after it
         (its sibling's first), a higher child the file before it. -#}
-    {%- set stack = [[0, spec.files, files]] -%}
+    {%- set stack = [[0, spec.files, files, 'low']] -%}
     {%- for _ in range(4 * spec.files + 4) if stack -%}
         {%- set node = stack.pop() -%}
         {%- set first, leaves, want = node[0], node[1], node[2] -%}
         {%- if want <= 1 or leaves == 1 -%}
-            {%- set file = ns.next + 1 if want != 0 or (node | length > 3 and node[3] == 'low') else ns.next -%}
+            {%- set file = ns.next + 1 if want != 0 or node[3] == 'low' else ns.next -%}
             {%- set ns.next = ns.next + (1 if want != 0 else 0) -%}
             {%- for _ in range(leaves) -%}{%- do file_of_leaf.append([file, 1] | max) -%}{%- endfor -%}
         {%- else -%}
