@@ -147,47 +147,6 @@ def test_pyarrow_reads_the_files_spark_reads(spark, clustered_64):
         assert read == round(mean_files_scanned(ranges, [box])) < 64, (box, read)
 
 
-@pytest.mark.parametrize("method", ["hilbert", "zorder"])
-def test_rows_with_a_null_in_a_clustering_column_get_files_of_their_own(spark, dbt, sources, method):
-    """8 % of the rows have a NULL in `a`, another 8 % in `b` (16 files: over a file's share each).
-    The key puts the rows' NULL pattern above the curve and a file starts at each pattern, so in
-    every file `a` and `b` are each all NULL or never NULL, and the NULL rows of a column fill one
-    or two files. pyarrow (which keeps any row group holding a NULL in a filtered column, whatever
-    its min/max, and drops an all-NULL one) then reads exactly the files whose [min, max] meet a
-    box, as Spark's skipping does, on boxes of one column and of all three; answers equal Spark's."""
-    import pyarrow.compute as pc
-
-    from spark_clustering_dev.other_readers import PyArrowReader
-    from spark_clustering_dev.recluster_case import location
-
-    source = f"{sources}.with_nulls3"
-    spark.sql(f"""create table if not exists {source} using parquet as
-        select id, case when h < 8 then null else a end as a, case when h between 8 and 15 then null else b end as b, c
-        from (select *, abs(xxhash64(id, 9)) % 100 as h from {sources}.uniform3)""")
-    alias = f"nulls_{method}"
-    build(dbt, source, alias, method=method, num_files=16, cluster_by=["a", "b", "c"])
-    table = f"{sources}.{alias}"
-    cols = ["id", "a", "b", "c"]
-    assert fingerprint(spark, table, cols) == fingerprint(spark, source, cols)
-    per_file = spark.sql(f"""select _metadata.file_path as path, count(*) as n,
-        count_if(a is null) as a_nulls, count_if(b is null) as b_nulls from {table} group by 1""").collect()
-    assert len(per_file) == 16, per_file
-    for f in per_file:
-        assert f.a_nulls in (0, f.n) and f.b_nulls in (0, f.n), f
-    assert [len([f for f in per_file if f[c]]) for c in ("a_nulls", "b_nulls")] in ([1, 1], [1, 2], [2, 1], [2, 2]), per_file
-    ranges = file_ranges(spark, table, ["a", "b", "c"])
-    reader = PyArrowReader([p for p in location(spark, table).iterdir() if p.name.endswith(".parquet")])
-    boxes = random_boxes(spark, sources + ".uniform3", ["a", "b", "c"], count=6, fraction=0.3, seed=11)
-    boxes += [{c: box[c]} for box, c in zip(boxes, ["a", "b", "c", "a", "b", "c"])]
-    for box in boxes:
-        box = {c: ((int(lo), int(hi)) if c != "b" else (lo, hi)) for c, (lo, hi) in box.items()}
-        where = " and ".join(f"{c} between {lo} and {hi}" for c, (lo, hi) in box.items())
-        rows, read, _ = reader.query(PyArrowReader.box_filter(box), ["id"])
-        want = tuple(spark.sql(f"select count(*), sum(id) from {table} where {where}").first())
-        assert (rows.num_rows, pc.sum(rows["id"]).as_py()) == want, (box, want)
-        assert read == round(mean_files_scanned(ranges, [box])), (box, read)
-
-
 def test_duckdb_reads_the_listed_files_with_sparks_answers(spark, clustered_64):
     """DuckDB's read_parquet of the package's plain parquet table, its data files one by one as
     table_data_files lists them (no glob: the folder holds the sidecar and _SUCCESS too): every

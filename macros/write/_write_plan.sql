@@ -122,15 +122,8 @@
             {%- set layout = spark_clustering._key_layout(cluster_names, boundaries, backend) -%}
             {%- set key_sql = spark_clustering.cluster_key(method, cluster_names, boundaries, backend) -%}
         {%- endif -%}
-        {%- set kdtree = method == 'auto' and choice.spec.curve == 'kdtree' -%}
-        {#- the rows' NULL pattern above a curve's key, where it has the bits (_null_pattern.sql) -#}
-        {%- set key_bits = none if kdtree else (spark_clustering._layout_key_bits(choice.spec, layout) if method == 'auto'
-                                                 else layout.bits * (cluster_names | length)) -%}
-        {%- set pattern = spark_clustering._null_pattern_key(key_sql, key_bits, cluster_names, boundaries, num_files) -%}
-        {%- if pattern is not none -%}
-            {%- set key_sql = pattern.key_sql -%}
-        {%- endif -%}
         {%- if presample -%}
+            {%- set kdtree = method == 'auto' and choice.spec.curve == 'kdtree' -%}
             {#- a k-d tree's files are its leaves, or, in a write of fewer files (a recluster's part of
                 the table), whole subtrees of it: no cuts on the sampled keys to find -#}
             {%- set tree_file_sql = none -%}
@@ -139,8 +132,7 @@
             {%- elif kdtree -%}
                 {%- set tree_file_sql = spark_clustering._kdtree_subtree_file_sql(choice.spec, sample.name, num_files) -%}
             {%- endif -%}
-            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql if tree_file_sql is none else none, num_files, backend,
-                                                                  pattern=pattern) -%}
+            {%- set file_routing = spark_clustering._file_routing(sample.name, key_sql if tree_file_sql is none else none, num_files, backend) -%}
             {%- if file_routing is not none and tree_file_sql is not none -%}
                 {%- do file_routing.update({'file_sql': tree_file_sql}) -%}
             {%- endif -%}
@@ -182,11 +174,6 @@
             {%- do per_col.append(name ~ '=' ~ (boundaries['columns'][name]['literals'] | unique | list | length + 1)) -%}
         {%- endfor -%}
         {%- set summary = summary ~ ', ' ~ layout.bits ~ ' bits/column, value ranges ' ~ per_col | join(' ') ~ ', backend ' ~ backend -%}
-    {%- endif -%}
-    {%- set pattern = pattern if pattern is defined else none -%}
-    {%- if pattern is not none -%}
-        {%- set summary = summary ~ ', the NULL pattern of [' ~ pattern.columns | join(', ') ~ '] above the key'
-            ~ ((' (' ~ file_routing.null_pattern_runs ~ ' runs of files)') if file_routing is not none and file_routing.null_pattern_runs is defined else '') -%}
     {%- endif -%}
     {{ log('spark_clustering: ' ~ (label or model.name) ~ ': ' ~ row_count ~ ' rows -> ' ~ num_files ~ ' files, ' ~ summary, info=true) }}
     {{ return({
@@ -333,29 +320,16 @@
     partition i - 1 (REPARTITION(n, x) sends x to pmod(hash(x), n)), so each file is one task.
     none when no such int was found among 64 x num_files candidates (the caller range-partitions).
     With `key_sql` none, the partitions only (no cuts: the caller computes each row's file itself).
-    With `pattern` (_null_pattern_key), each NULL pattern big enough starts a run of files at its
-    first key, and the cuts inside a run divide its keys equally (_null_pattern_runs).
 
     Each cut is moved, within `slack` of a file's share of the sampled keys either way, to the key
     there with the most trailing zero bits: on a curve, a key that is a multiple of 2^b starts a
     block of 2^b keys that fills a cell of the grid (Hilbert: a sub-cube once b is a multiple of
     the column count), so files that start and end on such keys cover whole cells and their
     min/max boxes stay tight instead of spilling a few rows into the neighbouring cells. -#}
-{% macro _file_routing(sample, key_sql, num_files, backend, slack=0.03, pattern=none) %}
-    {#- a key with a NULL pattern (_null_pattern_key): its runs of files, from the sampled keys per pattern -#}
-    {%- set runs = none -%}
-    {%- if key_sql is not none and pattern is not none -%}
-        {%- set counts = [] -%}
-        {%- for row in run_query('select shiftright(k, ' ~ pattern.shift ~ '), count(*) from (select ' ~ key_sql ~ ' as k from '
-                                 ~ sample ~ ') group by 1 order by 1').rows -%}
-            {%- do counts.append([row[0] | int, row[1] | int]) -%}
-        {%- endfor -%}
-        {%- set runs = spark_clustering._null_pattern_runs(counts, pattern.shift, num_files) -%}
-    {%- endif -%}
-    {%- set positions = ("transform(sequence(1, " ~ (num_files - 1) ~ "), j -> cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int))")
-                        if runs is none else ("cast(array(" ~ runs.positions | join(', ') ~ ") as array<int>)") -%}
+{% macro _file_routing(sample, key_sql, num_files, backend, slack=0.03) %}
+    {%- set pos = "cast(ceil(j * size(keys) / " ~ num_files ~ ".0D) as int)" -%}
     {%- set width = "cast(floor(size(keys) * " ~ slack ~ "D / " ~ num_files ~ ") as int)" -%}
-    {%- set window = "named_struct('lo', element_at(keys, least(size(keys), greatest(1, p - " ~ width ~ "))), 'hi', element_at(keys, least(size(keys), greatest(1, p) + " ~ width ~ ")))" -%}
+    {%- set window = "named_struct('lo', element_at(keys, greatest(1, " ~ pos ~ " - " ~ width ~ ")), 'hi', element_at(keys, least(size(keys), greatest(1, " ~ pos ~ ") + " ~ width ~ ")))" -%}
     {%- set roundest = spark_clustering._roundest_key('w.lo', 'w.hi') -%}
     {#- Per shuffle partition the smallest int hashing there, as a constant expression: the
         optimizer folds it on the driver, so the statement runs one job, over the sampled keys. -#}
@@ -365,23 +339,17 @@
     {%- if key_sql is none -%}
         {%- set row = run_query("select array(), " ~ partitions_sql ~ " from (select " ~ by_partition ~ " as s)").rows[0] -%}
     {%- else -%}
-        {%- set row = run_query("select case when size(keys) = 0 then array() else transform(transform(" ~ positions
-            ~ ", p -> " ~ window ~ "), w -> cast(" ~ roundest ~ " as string)) end, " ~ partitions_sql ~ " "
+        {%- set row = run_query("select case when size(keys) = 0 then array() else transform(transform(sequence(1, " ~ (num_files - 1)
+            ~ "), j -> " ~ window ~ "), w -> cast(" ~ roundest ~ " as string)) end, " ~ partitions_sql ~ " "
             ~ "from (select sort_array(collect_list(k)) as keys from (select " ~ key_sql ~ " as k from " ~ sample ~ ")) "
             ~ "cross join (select " ~ by_partition ~ " as s)").rows[0] -%}
     {%- endif -%}
     {%- set cuts = fromjson(row[0]) if row[0] is string else row[0] | list -%}
     {%- set partitions = fromjson(row[1]) if row[1] is string else row[1] | list -%}
     {%- if partitions | length != num_files -%}{{ return(none) }}{%- endif -%}
-    {%- if runs is not none and cuts -%}
-        {#- each run's first key is a cut of its own; the cuts inside runs lie between them -#}
-        {%- set keyed = [] -%}
-        {%- for c in cuts -%}{%- do keyed.append(c | int) -%}{%- endfor -%}
-        {%- set cuts = (keyed + runs.starts) | sort -%}
-    {%- endif -%}
     {%- set literals = [] -%}
     {%- for c in cuts -%}{%- do literals.append(c ~ 'L') -%}{%- endfor -%}
-    {{ return({'cuts': literals, 'partitions': partitions, 'backend': backend, 'null_pattern_runs': runs.runs if runs is not none else 1}) }}
+    {{ return({'cuts': literals, 'partitions': partitions, 'backend': backend}) }}
 {% endmacro %}
 
 
