@@ -3,7 +3,8 @@ format's CTAS ORDER BY in the same process (issue 52: 1.5-1.8x was seen on colum
 other benchmarks' (l_shipdate, l_partkey, l_suppkey)).
 
     .venv/bin/python benchmarks/bench_build_columns.py --format delta|iceberg|parquet [--dataset lineitem|store_sales]
-        [--sf 1] [--files 64] [--rounds 3] [--sets name,...] [--methods hilbert,auto] [--json build/bench/X.json]
+        [--sf 1] [--files 64] [--rounds 3] [--sets name,...] [--methods hilbert,auto] [--order-by all|first]
+        [--json build/bench/X.json]
 
 Rows: TPC-H lineitem or TPC-DS store_sales (common.datasets), read through a view that adds the
 types the TPC tables lack: an int, a timestamp, a double and a string whose values share a long
@@ -11,12 +12,13 @@ prefix. Column sets (SETS below) cover a date, a timestamp, an int, a bigint, a 
 a string; each dataset's first set is the other benchmarks' columns. Per set, rounds taking turns:
 the package's `clustered_table` (the benchmarks' format_table model, --methods; `auto` with a
 declared workload of 20 boxes drawn from sampled values of the set's columns) and `CREATE TABLE ...
-AS SELECT ... ORDER BY` the set's columns, each a new table of the format with --files files
-(shuffle partitions). Reported per build: wall seconds and the Spark JVM's CPU seconds (utime +
+AS SELECT ... ORDER BY` the set's columns (--order-by first: its first column only), each a new
+table of the format with --files files (shuffle partitions). Reported per build: wall seconds and the Spark JVM's CPU seconds (utime +
 stime of the driver JVM, where local mode runs every task), the fastest round of each; and per
 stage of the package's build, every statement Spark ran for it (the benchmark wraps SparkSession.sql
 in its own process; dbt-spark's session connection calls it) classified by its SQL (STAGES), wall
-and JVM CPU summed, from the round of the fastest build. Ratios are to the CTAS of the same set
+and JVM CPU summed (each statement charged until the next one starts), from the round of the
+fastest build. Ratios are to the CTAS of the same set
 and round kind. Prints markdown tables; asserts only that every build holds the source's rows.
 """
 from __future__ import annotations
@@ -92,35 +94,32 @@ def stage_of(sql: str) -> str:
 
 
 class StatementLog:
-    """Every SparkSession.sql call of this process: (SQL, wall seconds, JVM CPU seconds)."""
+    """Every SparkSession.sql call of this process while recording: (SQL, wall seconds, JVM CPU
+    seconds), each statement charged from its call to the next statement's (or the end of the
+    build): a query's work runs when dbt-spark collects the DataFrame that sql() returns, after the
+    call; the dbt work between two statements is charged to the first."""
 
     def __init__(self, cpu: JvmCpu):
         from pyspark.sql import SparkSession
 
-        self.cpu, self.entries, self.recording = cpu, [], False
+        self.cpu, self.calls, self.recording = cpu, [], False
         original = SparkSession.sql
         log = self
 
         def sql(session, query, *args, **kwargs):
-            if not log.recording:
-                return original(session, query, *args, **kwargs)
-            wall, cpu_before = time.monotonic(), log.cpu.seconds()
-            try:
-                # a statement's work runs when it is called (dbt-spark collects what it returns)
-                return original(session, query, *args, **kwargs)
-            finally:
-                cpu_after = log.cpu.seconds()
-                log.entries.append((str(query), time.monotonic() - wall,
-                                    (cpu_after - cpu_before) if None not in (cpu_before, cpu_after) else 0.0))
+            if log.recording:
+                log.calls.append((str(query), time.monotonic(), log.cpu.seconds() or 0.0))
+            return original(session, query, *args, **kwargs)
         SparkSession.sql = sql
 
-    def record(self, fn):
-        self.entries, self.recording = [], True
+    def record(self, fn) -> list[tuple[str, float, float]]:
+        self.calls, self.recording = [], True
         try:
             fn()
         finally:
             self.recording = False
-        return list(self.entries)
+        ends = [(t, c) for _, t, c in self.calls[1:]] + [(time.monotonic(), self.cpu.seconds() or 0.0)]
+        return [(q, end[0] - t, end[1] - c) for (q, t, c), end in zip(self.calls, ends)]
 
 
 def typed_value(value):
@@ -156,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--sets", type=lambda s: [x for x in s.split(",") if x], default=None)
     parser.add_argument("--methods", type=lambda s: [x for x in s.split(",") if x], default=["hilbert", "auto"])
+    parser.add_argument("--order-by", choices=["all", "first"], default="all",
+                        help="the CTAS orders by every column of the set (default) or by its first only")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     started, load_before = time.monotonic(), os.getloadavg()
@@ -195,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used, "statements": log})
             drop_table(spark, fmt, f"{schema}.ctas_order_by")
             cpu_before, wall = cpu.seconds(), time.monotonic()
-            spark.sql(f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(columns)}")
+            order = columns if args.order_by == "all" else columns[:1]
+            spark.sql(f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")
             wall, used = time.monotonic() - wall, (cpu.seconds() or 0) - (cpu_before or 0)
             assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
             builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used, "statements": []})
