@@ -37,7 +37,7 @@ from common.datasets import lineitem_source
 from common.dbt import dbt_runner
 from common.formats import drop_table, format_session
 from common.machine import write_results
-from common.timing import JvmCpu
+from common.timing import JvmCpu, timed, with_cpu
 
 dbt_run = dbt_runner("build_columns")
 
@@ -189,18 +189,16 @@ def main(argv: list[str] | None = None) -> int:
                         "source": view, "alias": f"package_{method}", "format": fmt, "method": method,
                         "num_files": args.files, "cluster_by": columns, "workload": workload if method == "auto" else None})
                     assert run.node_results()["format_table"].status == "success"
-                cpu_before, wall = cpu.seconds(), time.monotonic()
-                log = statements.record(build)
-                wall, used = time.monotonic() - wall, (cpu.seconds() or 0) - (cpu_before or 0)
+                log = []
+                wall, used = with_cpu(cpu, lambda: timed(lambda: log.extend(statements.record(build))))
                 assert spark.sql(f"select count(*) from {table}").first()[0] == rows, (set_name, method)
-                builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used, "statements": log})
+                builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used or 0.0, "statements": log})
             drop_table(spark, fmt, f"{schema}.ctas_order_by")
-            cpu_before, wall = cpu.seconds(), time.monotonic()
             order = columns if args.order_by == "all" else columns[:1]
-            spark.sql(f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")
-            wall, used = time.monotonic() - wall, (cpu.seconds() or 0) - (cpu_before or 0)
+            wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
+                f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")))
             assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
-            builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used, "statements": []})
+            builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": []})
         summary = {}
         for name, runs in builds.items():
             best = min(runs, key=lambda r: r["wall"])
