@@ -1,3 +1,33 @@
+{#- Test-only: cluster_method auto's choice among its candidates on the rows of `relation` over
+    `files` files, simulated twice: on the driver (simulate_layouts) and by the SQL simulation (the
+    k-d trees fit alike, with the extension when it is loaded), printed as one JSON line
+    "layout_choices: {native: {name, ratio, candidates: [{name, ratio}]}, sql: {...}}". -#}
+{% macro layout_choices(relation, columns, files, workload) %}
+    {%- set cluster_cols = [] -%}
+    {%- for name in columns -%}
+        {%- for col in spark_clustering.describe_columns('select * from ' ~ relation) if col.name | lower == name | lower -%}
+            {%- do cluster_cols.append(col) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set names = cluster_cols | map(attribute='name') | list -%}
+    {%- set backend = spark_clustering.udf_backend() -%}
+    {%- do run_query('create or replace temporary view layout_choice_rows as select * from ' ~ relation) -%}
+    {%- set rows = run_query('select count(*) from layout_choice_rows').rows[0][0] | int -%}
+    {%- set ranges = {} -%}
+    {%- for name in names -%}{%- do ranges.update({name: 100}) -%}{%- endfor -%}
+    {%- set boundaries = spark_clustering.range_boundaries('layout_choice_rows', cluster_cols, names, ranges, 1.0, checksum=false) -%}
+    {%- set result = {} -%}
+    {%- for native in [true, false] -%}
+        {%- set choice = spark_clustering._choose_layout('layout_choice_rows', rows, cluster_cols, boundaries, backend, files,
+                                                         workload, label='the simulation test', native=native) -%}
+        {%- do result.update({'native' if native else 'sql': {'name': choice.name, 'ratio': choice.ratio,
+                                                              'candidates': choice.candidates}}) -%}
+    {%- endfor -%}
+    {%- do run_query('drop view if exists layout_choice_rows') -%}
+    {{ print('layout_choices: ' ~ tojson(result)) }}
+{% endmacro %}
+
+
 {#- Test-only: print the depth each clustering column has in a fresh write of a recorded layout
     into `files` files, as recluster()'s gate assumes it (_fresh_depth), as one JSON line
     "fresh_depths: {...}". -#}

@@ -329,6 +329,57 @@ def test_the_one_pass_kdtree_fit_cuts_the_same_trees_as_the_sql_fit(spark, s, fi
     assert native == by_sql, (out["seconds"], native, by_sql)
 
 
+def test_the_driver_simulation_scores_every_candidate_as_the_sql_simulation(spark, s):
+    # the same rows and boxes as the fit's test: ties, NULLs, a quoted string, dates, doubles, open
+    # and repeated boxes, a box on a column that is not clustered; 13 files (ntile's runs unequal)
+    source = f"{s}.auto_simulation_rows"
+    spark.sql(f"drop table if exists {source}")
+    spark.sql(f"create table {source} using parquet as {MIXED_SQL} from range(6000)")
+    workload = [
+        {"n": [3, 9]}, {"n": [3, 9]}, {"d": ["2020-03-01", "2020-04-15"], "w": [None, "s'2000"]},
+        {"w": ["s'1000", None]}, {"x": [None, None], "n": [30, None]}, {"d": [None, "2020-02-01"]},
+        {"id": [1, 10]}, {"x": [100.5, 2000.25], "d": ["2021-01-01", None]}, {"N": [20, 25]},
+    ]
+    out = run_operation_json("layout_choices", {"relation": source, "columns": ["n", "d", "w", "x"], "files": 13,
+                                                "workload": workload}, schema=s)
+    native, by_sql = out["native"], out["sql"]
+    names = [c["name"] for c in native["candidates"]]
+    assert any(name.startswith("kdtree") for name in names) and any(name.startswith("slabs") for name in names), names
+    assert len({c["ratio"] for c in native["candidates"]}) >= 5, native  # the candidates differ
+    assert native == by_sql, (native, by_sql)
+
+
+def test_collect_to_view_keeps_the_rows_as_a_view_of_their_own(spark, s):
+    spark.sql("drop view if exists auto_collected")
+    out = spark.sql("select * from collect_to_view('auto_collected', 'select id, cast(id as string) as t, "
+                    "date_add(date\\'2020-01-01\\', cast(id as int)) as d from range(1000)')").collect()
+    assert out[0]["rows"] == 1000, out
+    rows = spark.sql("select id, t, d from auto_collected order by id").collect()
+    assert [(r.id, r.t, r.d.isoformat()) for r in rows[:2]] == [(0, "0", "2020-01-01"), (1, "1", "2020-01-02")], rows[:2]
+    assert len(rows) == 1000 and [r.id for r in rows] == list(range(1000))
+    spark.sql("select * from collect_to_view('auto_collected', 'select 7 as x')").collect()  # replaced
+    assert [tuple(r) for r in spark.sql("select * from auto_collected").collect()] == [(7,)]
+    spark.sql("drop view auto_collected")
+    with pytest.raises(Exception) as error:
+        spark.sql("select * from collect_to_view('a.b', 'select 1')").collect()
+    assert "collect_to_view: view must be one unqualified name, got 'a.b'" in str(error.value), str(error.value)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("simulate_layouts('select 1 as a, 1 as k', '', 4, array('key'))",
+     "rows_sql must give the clustering columns, then one BIGINT per placement (1)"),
+    ("simulate_layouts('select 1 as a, 1L as k', '', 4, array('leaf'))", "placement 'leaf' is not 'key' or 'file'"),
+    ("simulate_layouts('select 1 as a, 1L as k', '', 0, array('key'))", "files must be at least 1"),
+    ("simulate_layouts('select 1 as a, 1L as k', 'select 1L, true, 1.5D, 2.5D', 4, array('key'))",
+     "boxes_sql must give 1 + 3 x 1 columns"),
+    ("simulate_layouts('select 1 as a, cast(null as bigint) as k', '', 4, array('file'))", "candidate 0 gave a row no file"),
+])
+def test_simulate_layouts_names_what_is_wrong_with_its_arguments(spark, call, expected):
+    with pytest.raises(Exception) as error:
+        spark.sql(f"select * from {call}").collect()
+    assert f"simulate_layouts: {expected}" in str(error.value), str(error.value)
+
+
 @pytest.mark.parametrize("call, expected", [
     ("kdtree_fit('select 1 as a', '', 4, array('widest'))", "rows_sql must give k values, k BIGINT ids and k STRING literals"),
     ("kdtree_fit('select 1 as a, 1L as i, \\'1\\' as l', '', 4, array('bogus'))", "split 'bogus' is not 'widest' or 'workload'"),

@@ -36,6 +36,7 @@
     as a literal of its text; _call_extension adds the call id after them. -#}
 {% macro _extension_table_functions() %}
     {{ return({
+        'collect_to_view': ['view', 'rows_sql'],
         'drop_sidecar_table': ['table'],
         'kdtree_fit': ['rows_sql', 'boxes_sql', 'files', 'splits'],
         'maintenance_record': ['table'],
@@ -44,6 +45,7 @@
         'recluster_stage_pending': ['table', 'lease_token', 'staging_dir', 'file_prefix', 'select_sql', 'columns',
                                     'partition_columns', 'format'],
         'save_maintenance_record': ['table', 'record'],
+        'simulate_layouts': ['rows_sql', 'boxes_sql', 'files', 'placements'],
         'swap_staging_table': ['table', 'lease_token', 'what'],
         'table_committed_rows': ['table', 'version'],
         'table_data_files': ['table'],

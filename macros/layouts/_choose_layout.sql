@@ -1,7 +1,9 @@
 {#- `cluster_method: auto`: every candidate layout (_layout_candidates) is simulated on rows of the
-    sampling pass, in one query: each candidate's key orders the sampled rows, ntile cuts them
-    into the files the write would make (a k-d tree's files are its leaves), and each workload box
-    counts the simulated files whose min/max it intersects. The layout with the fewest files
+    sampling pass: each candidate's key orders the sampled rows, ntile cuts them into the files the
+    write would make (a k-d tree's files are its leaves), and each workload box counts the
+    simulated files whose min/max it intersects. With the extension (simulate_layouts) on the
+    driver, over the rows collected once; without it in one query (~1 s at 64 files: one task
+    sorts the rows once per candidate). The layout with the fewest files
     scanned is written; the uniform Hilbert curve stays unless another is at least 3 % better (the
     sample's min/max only estimate the files'). Without a workload on the clustering columns, the
     uniform Hilbert curve is written. -#}
@@ -10,8 +12,8 @@
     (the evaluation's wall time), reason}.
     `sample`: the cached view of the sampled clustering columns, `sample_rows` its rows (about);
     `cluster_cols`: describe_columns entries of the clustering columns; `recorded`: a spec to reuse
-    as it is (recluster). -#}
-{% macro _choose_layout(sample, sample_rows, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none) %}
+    as it is (recluster); `native`: simulate with the extension (none: when it is loaded). -#}
+{% macro _choose_layout(sample, sample_rows, cluster_cols, boundaries, backend, num_files, workload, recorded=none, label=none, native=none) %}
     {%- set names = cluster_cols | map(attribute='name') | list -%}
     {%- set key_layout = spark_clustering._key_layout(names, boundaries, backend) -%}
     {#- every candidate key must be a BIGINT: a curve over all columns within 63 bits -#}
@@ -74,11 +76,24 @@
     {%- endfor -%}
     {%- set search_rows = sample ~ '_search' -%}
     {%- set fraction = [1.0, 500 * num_files / ([sample_rows, 1] | max)] | min -%}
-    {%- do run_query('cache lazy table ' ~ search_rows ~ ' as select /*+ COALESCE(1) */ ' ~ quoted ~ ', '
-                     ~ id_selects | join(', ') ~ ', rand(11) < 0.5 as __sc_fit from ' ~ sample
-                     ~ ' where rand(7) < ' ~ fraction) -%}
+    {%- set search_sql = 'select /*+ COALESCE(1) */ ' ~ quoted ~ ', ' ~ id_selects | join(', ')
+                         ~ ', rand(11) < 0.5 as __sc_fit from ' ~ sample ~ ' where rand(7) < ' ~ fraction -%}
+    {#- With the extension, up to ~250,000 rows (512 files), the rows are collected into a view of
+        their own (collect_to_view): a cached query's view is its text, whose boundaries (literal
+        arrays, 70-170 KB) Spark parses and analyses again in each query of the search -#}
+    {%- if num_files <= 512 and spark_clustering._has_extension_function('collect_to_view') -%}
+        {%- do spark_clustering._call_extension('collect_to_view', {'view': search_rows, 'rows_sql': search_sql}) -%}
+    {%- else -%}
+        {%- do run_query('cache lazy table ' ~ search_rows ~ ' as ' ~ search_sql) -%}
+    {%- endif -%}
     {%- do specs.extend(spark_clustering._kdtree_layouts('(select * from ' ~ search_rows ~ ' where __sc_fit)',
                         cluster_cols, id_columns, num_files, boxes, types, ['widest', 'workload'])) -%}
+    {%- set scanned = {} -%}
+    {%- if native is none -%}{%- set native = spark_clustering._has_extension_function('simulate_layouts') -%}{%- endif -%}
+    {%- if native -%}
+        {%- do scanned.update(spark_clustering._simulate_layouts_native(search_rows, specs, cluster_cols, id_columns, layout, backend,
+                                                                         num_files, boxes, types)) -%}
+    {%- else -%}
     {%- set keys = [] -%}
     {%- set leaf_files = [] -%}
     {%- for spec in specs -%}
@@ -109,8 +124,8 @@
         ) as __sc_files
         group by __sc_candidate
     {%- endset -%}
-    {%- set scanned = {} -%}
     {%- for row in run_query(sql).rows -%}{%- do scanned.update({row[0] | int: row[1] | int}) -%}{%- endfor -%}
+    {%- endif -%}
     {%- do run_query('drop view if exists ' ~ search_rows) -%}
 
     {%- set scored = [] -%}
@@ -135,4 +150,40 @@
                'key_sql': spark_clustering._layout_key(chosen.spec, ids, layout, backend),
                'ratio': chosen.ratio, 'hilbert_ratio': hilbert_ratio, 'candidates': candidates,
                'seconds': seconds, 'reason': 'simulated on the sample'}) }}
+{% endmacro %}
+
+
+{#- {candidate index: workload boxes meeting each of its files, summed} by the extension's
+    simulate_layouts: the rows of `search_rows` the SQL simulation scores (not __sc_fit), with each
+    candidate's key, or its file for a k-d tree (its leaf), as the SQL simulation computes them. -#}
+{% macro _simulate_layouts_native(search_rows, specs, cluster_cols, id_columns, layout, backend, num_files, boxes, types) %}
+    {%- set quoted = spark_clustering._quoted_columns(cluster_cols | map(attribute='name') | list) -%}
+    {%- set keys = [] -%}
+    {%- set placed = [] -%}
+    {%- set placements = [] -%}
+    {%- for spec in specs -%}
+        {%- set key = '__sc_key_' ~ loop.index0 -%}
+        {%- do keys.append(spark_clustering._layout_key(spec, id_columns, layout, backend) ~ ' as ' ~ key) -%}
+        {%- if spec.curve == 'kdtree' -%}
+            {%- do placed.append('cast(' ~ spark_clustering._kdtree_leaf_of_key(spec, layout, key) ~ ' as bigint)') -%}
+            {%- do placements.append('file') -%}
+        {%- else -%}
+            {%- do placed.append('cast(' ~ key ~ ' as bigint)') -%}
+            {%- do placements.append('key') -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set counted = {} -%}
+    {%- for box in boxes -%}
+        {%- set key = tojson(box, sort_keys=true) -%}
+        {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
+    {%- endfor -%}
+    {%- set rows_sql = 'select ' ~ quoted ~ ', ' ~ placed | join(', ') ~ ' from (select ' ~ quoted ~ ', ' ~ keys | join(', ')
+                       ~ ' from ' ~ search_rows ~ ' where not __sc_fit) as __sc_keyed' -%}
+    {%- set scanned = {} -%}
+    {%- for row in spark_clustering._call_extension('simulate_layouts', {'rows_sql': rows_sql,
+            'boxes_sql': spark_clustering._layout_boxes_sql(counted, cluster_cols, types), 'files': num_files,
+            'placements': placements}, ['candidate', 'scanned']) -%}
+        {%- do scanned.update({row.candidate | int: row.scanned | int}) -%}
+    {%- endfor -%}
+    {{ return(scanned) }}
 {% endmacro %}

@@ -327,8 +327,19 @@
         {%- do literals.append(spark_clustering._sql_literal_expression(quoted, col.type, col.name)) -%}
     {%- endfor -%}
     {%- set rows_sql = 'select ' ~ (values + id_sqls + literals) | join(', ') ~ ' from ' ~ sample -%}
+    {%- set boxes_sql = spark_clustering._layout_boxes_sql(counted if 'workload' in splits else {}, cluster_cols, types) -%}
+    {{ return(spark_clustering._call_extension('kdtree_fit', {'rows_sql': rows_sql, 'boxes_sql': boxes_sql, 'files': num_files,
+                                                              'splits': splits}, ['tree', 'node', 'column', 'literal'])) }}
+{% endmacro %}
+
+
+{#- The workload boxes as the extension's layout functions (kdtree_fit, simulate_layouts) read them:
+    one row per distinct box of `counted` ({box JSON: count}), its count, then per clustering column
+    whether it filters on it and its bounds cast to the column's type (NULL = open), as
+    _box_conditions tests them; '' for no box. -#}
+{% macro _layout_boxes_sql(counted, cluster_cols, types) %}
     {%- set box_rows = [] -%}
-    {%- for key, count in counted.items() if 'workload' in splits -%}
+    {%- for key, count in counted.items() -%}
         {%- set box = {} -%}
         {%- for name, bounds in fromjson(key).items() if name | lower in types -%}
             {%- do box.update({name | lower: bounds}) -%}
@@ -343,7 +354,5 @@
         {%- endfor -%}
         {%- do box_rows.append('(' ~ fields | join(', ') ~ ')') -%}
     {%- endfor -%}
-    {%- set boxes_sql = ('select * from values ' ~ box_rows | join(', ')) if box_rows else '' -%}
-    {{ return(spark_clustering._call_extension('kdtree_fit', {'rows_sql': rows_sql, 'boxes_sql': boxes_sql, 'files': num_files,
-                                                              'splits': splits}, ['tree', 'node', 'column', 'literal'])) }}
+    {{ return(('select * from values ' ~ box_rows | join(', ')) if box_rows else '') }}
 {% endmacro %}

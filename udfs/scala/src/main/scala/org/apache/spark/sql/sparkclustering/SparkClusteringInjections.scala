@@ -26,7 +26,9 @@ import org.apache.spark.sql.sparkclustering.curves.CurveKeys
 import org.apache.spark.sql.sparkclustering.curves.HilbertKey
 import org.apache.spark.sql.sparkclustering.curves.RangeId
 import org.apache.spark.sql.sparkclustering.curves.ZOrderKey
+import org.apache.spark.sql.sparkclustering.layout.CollectToView
 import org.apache.spark.sql.sparkclustering.layout.KdTreeFitRows
+import org.apache.spark.sql.sparkclustering.layout.LayoutSimulationRows
 import org.apache.spark.sql.sparkclustering.maintenance.MaintenanceRecordRows
 import org.apache.spark.sql.sparkclustering.maintenance.SaveMaintenanceRecord
 import org.apache.spark.sql.sparkclustering.skipping.DataSkippingStrategy
@@ -228,6 +230,19 @@ private[sparkclustering] object SparkClusteringTableFunctions {
       KdTreeFitRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"),
         scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
         a.strings(3, "splits"))
+    },
+    function("collect_to_view", 2, "collect_to_view('search_rows', 'select ...')",
+      "(view, rows_sql) - the rows of rows_sql collected to the driver and kept as the temporary view `view` " +
+        "(cluster_method auto's search rows): one row (rows)") { a =>
+      CollectToView(a.string(0, "view"), a.string(1, "rows_sql"))
+    },
+    function("simulate_layouts", 4, "simulate_layouts(rows_sql, boxes_sql, files, array('key', 'file'))",
+      "(rows_sql, boxes_sql, files, placements) - the candidate layouts of cluster_method auto simulated on the " +
+        "driver: one row per candidate (candidate, scanned: the workload boxes meeting each of its files, summed)") { a =>
+      val files = a.string(2, "files")
+      LayoutSimulationRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"),
+        scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
+        a.strings(3, "placements"))
     },
     withArguments("write_file_stats", 2, "(table[, rebuild]) - write the table's file-statistics sidecar (exact " +
         "per-file min/max/null counts for data skipping); rebuild = true recomputes every file") { a =>

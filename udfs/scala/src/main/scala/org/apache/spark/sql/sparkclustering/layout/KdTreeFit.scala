@@ -115,14 +115,21 @@ private[layout] object KdTreeFit {
         }
       }
     }
+    boxesMeeting(columns.map(_.ordering), boxes, min, max)
+  }
+
+  /** The boxes (times their count) that meet a file's `min`/`max` (null: no value but NULL) on every
+   *  column they filter, as _box_conditions' file test does: a bound meets a file whose range reaches
+   *  it; a filter open at both ends (IS NOT NULL) meets a file with a value. */
+  private[layout] def boxesMeeting(orderings: IndexedSeq[Ordering[Any]], boxes: Seq[Box], min: Array[Any],
+      max: Array[Any]): Long =
     boxes.iterator.filter { box =>
-      columns.indices.forall { c =>
-        val o = columns(c).ordering
+      orderings.indices.forall { c =>
+        val o = orderings(c)
         !box.filters(c) || (
           (box.lo(c) == null || (max(c) != null && o.gteq(max(c), box.lo(c)))) &&
             (box.hi(c) == null || (min(c) != null && o.lteq(min(c), box.hi(c)))) &&
             (box.lo(c) != null || box.hi(c) != null || min(c) != null))
       }
     }.map(_.count).sum
-  }
 }
