@@ -404,6 +404,40 @@ def test_write_file_stats_reads_only_the_columns_no_footer_proves(spark, s):
     assert numbers["columns_scanned"] == [], numbers
 
 
+@pytest.mark.parametrize("cut_by", [None, "session", "table"])
+def test_own_write_takes_parquet_string_bounds_from_footers_its_settings_keep_whole(spark, s, cut_by):
+    """own_write (clustered_table's new table): the writing session knows its parquet settings, so
+    string bounds come from the footers unless the session or the table sets
+    parquet.statistics.truncate.length, under which parquet-mr cuts them (the adversary: a cut max
+    would be taken as exact, and data skipping would drop files whose rows match)."""
+    import pyarrow.parquet as pq
+
+    columns = {"g": "int", "s": "string", "p": "string"}
+    t = f"{s}.pq_own_strings_{cut_by or 'whole'}"
+    options = " options ('parquet.statistics.truncate.length' = '12')" if cut_by == "table" else ""
+    new_table(spark, t, f"(g int, s string, p string) using parquet{options}")
+    # 40 shared characters before the part that differs; p short, NULL in some rows
+    rows = "select cast(id % 3 as int) as g, concat('customers/loyalty-program/account-number/', " \
+           "lpad(cast(id * 7919 % 100000 as string), 6, '0')) as s, " \
+           "case when id % 5 = 0 then null else cast(id % 17 as string) end as p from range(3000)"
+    # the session's settings hold from the write through the statistics, as in a build
+    with confs(spark, {"parquet.statistics.truncate.length": "12"} if cut_by == "session" else {}):
+        spark.sql(f"insert into {t} select /*+ REPARTITION(3, g) */ * from ({rows})")
+        act = actual(spark, t, columns)
+        maxima = [pq.ParquetFile(path).metadata.row_group(0).column(1).statistics.max for path in act]
+        assert any(len(m) < 46 for m in maxima) == (cut_by is not None), (cut_by, maxima)  # the writer cut them
+        not_own = spark.sql(f"select * from write_file_stats('{t}', 'true', 'false')").collect()[0].asDict()
+        assert not_own["columns_scanned"] == ["s", "p"], not_own
+        own = spark.sql(f"select * from write_file_stats('{t}', 'true', 'true')").collect()[0].asDict()
+        assert own["columns_scanned"] == (["s", "p"] if cut_by else []), (cut_by, own)
+    desc = describe(spark, t)
+    assert desc["fromSidecar"] == len(act) >= 2, desc
+    files = check_bounds(desc, act, columns)
+    for g, a in actual_by_group(act).items():
+        for c in columns:
+            assert_exact(files[g], a, c, columns)
+
+
 def test_many_new_files_are_read_through_the_root_listing(spark, s):
     # more than 32 new files: the job reads the root, cut to the new files by a file-path filter
     t = f"{s}.pq_many"

@@ -59,7 +59,7 @@
                                  'validated_rows', 'validated_bytes', 'cluster_by', 'replaced_files'],
         'table_rewrite_recover': ['table', 'lease_token', 'staging_table'],
         'table_state': ['table'],
-        'write_file_stats': ['table', 'rebuild'],
+        'write_file_stats': ['table', 'rebuild', 'own_write'],
     }) }}
 {% endmacro %}
 

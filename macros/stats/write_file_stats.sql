@@ -34,9 +34,12 @@
 {% endmacro %}
 
 
-{#- The write_file_stats table function on `relation` (the extension must be loaded), as a dict. -#}
-{% macro _run_write_file_stats(relation, rebuild=false) %}
-    {%- set row = spark_clustering._call_extension('write_file_stats', {'table': relation, 'rebuild': rebuild})[0] -%}
+{#- The write_file_stats table function on `relation` (the extension must be loaded), as a dict.
+    `own_write`: this session wrote every file the sidecar does not cover yet, just before (the jar
+    then takes parquet string bounds from footers its writer's settings keep whole). -#}
+{% macro _run_write_file_stats(relation, rebuild=false, own_write=false) %}
+    {%- set row = spark_clustering._call_extension('write_file_stats', {'table': relation, 'rebuild': rebuild,
+                                                                         'own_write': own_write})[0] -%}
     {%- set columns_scanned = fromjson(row.columns_scanned) if row.columns_scanned is string else row.columns_scanned | list -%}
     {{ return({'relation': relation | string, 'files': row.files | int, 'files_scanned': row.files_scanned | int,
                'sidecar': row.sidecar, 'elapsed_ms': row.elapsed_ms | int, 'rows': row.rows | int, 'bytes': row.bytes | int,

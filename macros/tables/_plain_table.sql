@@ -45,7 +45,7 @@
     {#- statistics for data skipping, keyed by paths relative to the table directory: they stay
         valid through the swap (the files do not move, or move with their directory); their
         per-file row counts are what the copy's row count is checked with -#}
-    {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg) -%}
+    {%- set file_stats = spark_clustering._write_file_stats_after_write(staging, cfg, own_write=true) -%}
     {%- do spark_clustering._validate_staging(staging, plan, cfg, file_stats) -%}
     {%- set released = spark_clustering.swap_relation(staging, target, existing, lease, 'clustered_table ' ~ model.name) -%}
     {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}

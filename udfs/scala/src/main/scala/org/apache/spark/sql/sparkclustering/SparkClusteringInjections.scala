@@ -244,14 +244,18 @@ private[sparkclustering] object SparkClusteringTableFunctions {
         scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
         a.strings(3, "placements"))
     },
-    withArguments("write_file_stats", 2, "(table[, rebuild]) - write the table's file-statistics sidecar (exact " +
-        "per-file min/max/null counts for data skipping); rebuild = true recomputes every file") { a =>
-      if (a.size < 1 || a.size > 2) {
-        throw SparkClusteringErrors.wrongNumArgs("write_file_stats", "1 or 2 (write_file_stats('db.table', false))", a.size)
+    withArguments("write_file_stats", 3, "(table[, rebuild[, own_write]]) - write the table's file-statistics sidecar " +
+        "(exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file; own_write = " +
+        "true: this session's Spark wrote every file to cover just before (parquet string bounds from the footers)") { a =>
+      if (a.size < 1 || a.size > 3) {
+        throw SparkClusteringErrors.wrongNumArgs("write_file_stats", "1 to 3 (write_file_stats('db.table', false))", a.size)
       }
-      val rebuild = if (a.size < 2) "false" else a.string(1, "rebuild").toLowerCase
-      if (rebuild != "true" && rebuild != "false") a.fail(s"rebuild must be true or false, got '$rebuild'")
-      WriteFileStats(a.string(0, "table"), rebuild.toBoolean)
+      def flag(i: Int, name: String): Boolean = {
+        val v = if (a.size <= i) "false" else a.string(i, name).toLowerCase
+        if (v != "true" && v != "false") a.fail(s"$name must be true or false, got '$v'")
+        v.toBoolean
+      }
+      WriteFileStats(a.string(0, "table"), flag(1, "rebuild"), flag(2, "own_write"))
     }
   )
 }

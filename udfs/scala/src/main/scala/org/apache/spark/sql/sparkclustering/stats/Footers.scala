@@ -55,8 +55,9 @@ private[sparkclustering] object Footers {
 
   private[sparkclustering] final case class FooterColumn(name: String, kind: FileKind, stats: ColumnStats)
 
+  /** `writer`: the file's writer as it names itself (parquet's created_by; '' when unknown). */
   private[sparkclustering] final case class Footer(rowCount: Long, columns: IndexedSeq[FooterColumn],
-      datetimes: Datetimes, byPosition: Boolean) {
+      datetimes: Datetimes, byPosition: Boolean, writer: String = "") {
 
     private lazy val byLowerName: Map[String, IndexedSeq[FooterColumn]] =
       columns.groupBy(_.name.toLowerCase(java.util.Locale.ROOT))

@@ -128,7 +128,7 @@ private[stats] object ParquetFooters extends FooterFormat {
           chunks.map(_.get(field.getName)))).getOrElse(ColumnStats(None, None, None))
       FooterColumn(field.getName, kind, stats)
     }
-    Footer(rowCount, columns, datetimes, byPosition = false)
+    Footer(rowCount, columns, datetimes, byPosition = false, writer = Option(createdBy).getOrElse(""))
   }
 
   /** One column over every row group: a bound is known only if every row group holding a

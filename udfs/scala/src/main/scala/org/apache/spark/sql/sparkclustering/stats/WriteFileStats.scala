@@ -21,13 +21,21 @@ import org.apache.spark.sql.sparkclustering.tables.CatalogTables
 import org.apache.spark.sql.sparkclustering.tables.DataFile
 import org.apache.spark.sql.sparkclustering.tables.DataFiles
 
-/** `select * from write_file_stats('db.t', rebuild)`: compute exact per-file statistics (Spark's own
- *  min / max / count over the rows) of the table's data files that the sidecar does not cover yet
- *  (every file with rebuild = true), in one Spark job, and publish one new sidecar generation
- *  holding every live file. One row (table, files, files_scanned, sidecar, elapsed_ms, rows, bytes):
- *  rows and bytes add up the entries of the published generation (what clustered_table checks a
- *  new table's row count against). */
-private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: Boolean) extends LeafRunnableCommand {
+/** `select * from write_file_stats('db.t', rebuild, own_write)`: compute exact per-file statistics
+ *  (Spark's own min / max / count over the rows) of the table's data files that the sidecar does not
+ *  cover yet (every file with rebuild = true), in one Spark job, and publish one new sidecar
+ *  generation holding every live file. One row (table, files, files_scanned, sidecar, elapsed_ms,
+ *  rows, bytes): rows and bytes add up the entries of the published generation (what clustered_table
+ *  checks a new table's row count against).
+ *
+ *  `ownWrite`: every file to cover was written by this session's Spark just before (clustered_table's
+ *  new table). A parquet string bound is then taken from the footer when parquet-mr wrote it under
+ *  settings that keep bounds whole (no `parquet.statistics.truncate.length` in the session or the
+ *  table's options: parquet-mr's default keeps them whole, and drops, never cuts, a bound over its
+ *  size limit), where otherwise every file's string columns are read (parquet-mr flags no bound
+ *  exact, and a writer configured to may cut them). */
+private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: Boolean, ownWrite: Boolean = false)
+    extends LeafRunnableCommand {
   import FileStatsStore._
   import FileStatsSidecar._
   import Footers._
@@ -72,7 +80,11 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
     // per file, the columns its footer proves exactly (none when it could not be read, and none
     // under a read setting footers do not model: the rows are read as those settings read them)
     val proven = if (ctx.unmodelled.nonEmpty) Map.empty[EntryKey, Entry]
-      else exactFromFooters(spark, conf, format, columns, ctx, toScan)
+      else exactFromFooters(spark, conf, format, columns, ctx, toScan, ownWrite && format == "parquet" &&
+        (Option(conf.get(StatisticsTruncateLength)) ++
+          options.collect { case (k, v) if k.equalsIgnoreCase(StatisticsTruncateLength) => v }).forall { v =>
+          Try(v.trim.toInt).toOption.contains(Int.MaxValue)
+        })
     // a file whose footer proves every column exactly needs no read of its rows
     val fromFooters = proven.filter { case (_, e) => e.columns.size == columns.size }
     val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
@@ -107,6 +119,9 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
       if (toRead.isEmpty) Seq.empty[String] else scanColumns.map(_.name)))
   }
 
+  /** parquet-mr's setting that cuts string bounds in footers to that many bytes (default: whole). */
+  private val StatisticsTruncateLength = "parquet.statistics.truncate.length"
+
   /** Per file, an entry of the columns its footer proves (read in parallel on the driver, no Spark
    *  job): a column whose exact min and max (or, with no non-NULL value, nothing) and NULL count the
    *  footer gives. Parquet and orc record the data's own min / max; the values footers cannot be
@@ -114,18 +129,20 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
    *  column order, ...) come back unknown from `Footer.toFileStats`, and that column is read
    *  instead. No entry for a file whose footer could not be read. */
   private def exactFromFooters(spark: SparkSession, conf: Configuration, format: String, columns: Seq[StructField],
-      ctx: ReadContext, files: Seq[(EntryKey, DataFile)]): Map[EntryKey, Entry] = {
+      ctx: ReadContext, files: Seq[(EntryKey, DataFile)], stringsWhole: Boolean): Map[EntryKey, Entry] = {
     if (files.isEmpty) return Map.empty
     val statuses = files.map { case (_, d) => new FileStatus(d.size, false, 0, 0L, d.modificationTime, d.path) }
     files.zip(readFooters(spark, conf, format, statuses)).flatMap {
       case ((key, _), Some(footer)) =>
         val stats = footer.toFileStats(columns, ctx)
         val rows = footer.rowCount
+        // parquet-mr under settings that keep string bounds whole (see the class's comment)
+        val uncut = stringsWhole && footer.writer.startsWith("parquet-mr")
         val exact = columns.flatMap { c =>
           // a bound the writer may have cut (a parquet string no flag says is exact) is read from the
           // rows once here, so that every later measure (table_file_stats) takes it from the sidecar
           stats.columns.get(c.name).filter { s =>
-            !s.cut && s.nullCount.exists(n => n >= 0 && n <= rows) &&
+            (!s.cut || uncut) && s.nullCount.exists(n => n >= 0 && n <= rows) &&
               ((s.min.isDefined && s.max.isDefined && s.nullCount.exists(_ < rows)) ||
                 (s.min.isEmpty && s.max.isEmpty && s.nullCount.contains(rows)))
           }.map(s => c.name -> EntryColumn(c.dataType.catalogString, s))
