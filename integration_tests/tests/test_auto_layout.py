@@ -307,20 +307,28 @@ MIXED_SQL = """select id,
     cast(pmod(xxhash64(id, 7), 100000) as double) / 7 as x"""
 
 
+# boxes with open ends, both ends open, repeated, and on a column the layouts do not cluster (id)
+MIXED_WORKLOAD = [
+    {"n": [3, 9]}, {"n": [3, 9]}, {"d": ["2020-03-01", "2020-04-15"], "w": [None, "s'2000"]},
+    {"w": ["s'1000", None]}, {"x": [None, None], "n": [30, None]}, {"d": [None, "2020-02-01"]},
+    {"id": [1, 10]}, {"x": [100.5, 2000.25], "d": ["2021-01-01", None]}, {"N": [20, 25]},
+]
+
+
+def mixed_rows(spark, table):
+    """`table`: 6,000 rows of MIXED_SQL, as parquet."""
+    spark.sql(f"drop table if exists {table}")
+    spark.sql(f"create table {table} using parquet as {MIXED_SQL} from range(6000)")
+    return table
+
+
 @pytest.mark.parametrize("files", [16, 13])
 def test_the_one_pass_kdtree_fit_cuts_the_same_trees_as_the_sql_fit(spark, s, files):
     # ties (37 values of n), NULLs (n, w), strings with a quote, dates, doubles; boxes with open
     # ends, both ends open, repeated, and on a column the tree does not cut (id)
-    source = f"{s}.auto_fit_rows"
-    spark.sql(f"drop table if exists {source}")
-    spark.sql(f"create table {source} using parquet as {MIXED_SQL} from range(6000)")
-    workload = [
-        {"n": [3, 9]}, {"n": [3, 9]}, {"d": ["2020-03-01", "2020-04-15"], "w": [None, "s'2000"]},
-        {"w": ["s'1000", None]}, {"x": [None, None], "n": [30, None]}, {"d": [None, "2020-02-01"]},
-        {"id": [1, 10]}, {"x": [100.5, 2000.25], "d": ["2021-01-01", None]}, {"N": [20, 25]},
-    ]
+    source = mixed_rows(spark, f"{s}.auto_fit_rows")
     out = run_operation_json("kdtree_fits", {"relation": source, "columns": ["n", "d", "w", "x"], "files": files,
-                                             "workload": workload}, schema=s)
+                                             "workload": MIXED_WORKLOAD}, schema=s)
     native, by_sql = out["native"], out["sql"]
     assert [t["split"] for t in native] == ["widest", "workload"], native
     for tree in native:
@@ -332,16 +340,9 @@ def test_the_one_pass_kdtree_fit_cuts_the_same_trees_as_the_sql_fit(spark, s, fi
 def test_the_driver_simulation_scores_every_candidate_as_the_sql_simulation(spark, s):
     # the same rows and boxes as the fit's test: ties, NULLs, a quoted string, dates, doubles, open
     # and repeated boxes, a box on a column that is not clustered; 13 files (ntile's runs unequal)
-    source = f"{s}.auto_simulation_rows"
-    spark.sql(f"drop table if exists {source}")
-    spark.sql(f"create table {source} using parquet as {MIXED_SQL} from range(6000)")
-    workload = [
-        {"n": [3, 9]}, {"n": [3, 9]}, {"d": ["2020-03-01", "2020-04-15"], "w": [None, "s'2000"]},
-        {"w": ["s'1000", None]}, {"x": [None, None], "n": [30, None]}, {"d": [None, "2020-02-01"]},
-        {"id": [1, 10]}, {"x": [100.5, 2000.25], "d": ["2021-01-01", None]}, {"N": [20, 25]},
-    ]
+    source = mixed_rows(spark, f"{s}.auto_simulation_rows")
     out = run_operation_json("layout_choices", {"relation": source, "columns": ["n", "d", "w", "x"], "files": 13,
-                                                "workload": workload}, schema=s)
+                                                "workload": MIXED_WORKLOAD}, schema=s)
     native, by_sql = out["native"], out["sql"]
     names = [c["name"] for c in native["candidates"]]
     assert any(name.startswith("kdtree") for name in names) and any(name.startswith("slabs") for name in names), names

@@ -226,10 +226,7 @@ private[sparkclustering] object SparkClusteringTableFunctions {
     function("kdtree_fit", 4, "kdtree_fit(rows_sql, boxes_sql, files, array('widest', 'workload'))",
       "(rows_sql, boxes_sql, files, splits) - the k-d tree layouts of cluster_method auto fit on the driver " +
         "in one pass: one row per node (tree, node, column, literal)") { a =>
-      val files = a.string(2, "files")
-      KdTreeFitRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"),
-        scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
-        a.strings(3, "splits"))
+      KdTreeFitRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"), a.long(2, "files").toInt, a.strings(3, "splits"))
     },
     function("collect_to_view", 2, "collect_to_view('search_rows', 'select ...')",
       "(view, rows_sql) - the rows of rows_sql collected to the driver and kept as the temporary view `view` " +
@@ -239,10 +236,7 @@ private[sparkclustering] object SparkClusteringTableFunctions {
     function("simulate_layouts", 4, "simulate_layouts(rows_sql, boxes_sql, files, array('key', 'file'))",
       "(rows_sql, boxes_sql, files, placements) - the candidate layouts of cluster_method auto simulated on the " +
         "driver: one row per candidate (candidate, scanned: the workload boxes meeting each of its files, summed)") { a =>
-      val files = a.string(2, "files")
-      LayoutSimulationRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"),
-        scala.util.Try(files.toInt).getOrElse(a.fail(s"files must be a whole number, got $files")),
-        a.strings(3, "placements"))
+      LayoutSimulationRows(a.string(0, "rows_sql"), a.string(1, "boxes_sql"), a.long(2, "files").toInt, a.strings(3, "placements"))
     },
     withArguments("write_file_stats", 3, "(table[, rebuild[, own_write]]) - write the table's file-statistics sidecar " +
         "(exact per-file min/max/null counts for data skipping); rebuild = true recomputes every file; own_write = " +
