@@ -172,16 +172,12 @@
             {%- do placements.append('key') -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set counted = {} -%}
-    {%- for box in boxes -%}
-        {%- set key = tojson(box, sort_keys=true) -%}
-        {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
-    {%- endfor -%}
     {%- set rows_sql = 'select ' ~ quoted ~ ', ' ~ placed | join(', ') ~ ' from (select ' ~ quoted ~ ', ' ~ keys | join(', ')
                        ~ ' from ' ~ search_rows ~ ' where not __sc_fit) as __sc_keyed' -%}
     {%- set scanned = {} -%}
     {%- for row in spark_clustering._call_extension('simulate_layouts', {'rows_sql': rows_sql,
-            'boxes_sql': spark_clustering._layout_boxes_sql(counted, cluster_cols, types), 'files': num_files,
+            'boxes_sql': spark_clustering._layout_boxes_sql(spark_clustering._counted_boxes(boxes), cluster_cols, types),
+            'files': num_files,
             'placements': placements}, ['candidate', 'scanned']) -%}
         {%- do scanned.update({row.candidate | int: row.scanned | int}) -%}
     {%- endfor -%}

@@ -187,11 +187,7 @@
     {%- set limits = spark_clustering._kdtree_limits() -%}
     {%- if names | length < 2 or num_files < 2 or num_files > limits.max_files or not splits -%}{{ return([]) }}{%- endif -%}
     {#- the boxes meeting a half, each distinct box once with its count -#}
-    {%- set counted = {} -%}
-    {%- for box in boxes -%}
-        {%- set key = tojson(box, sort_keys=true) -%}
-        {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
-    {%- endfor -%}
+    {%- set counted = spark_clustering._counted_boxes(boxes) -%}
     {%- set cuts = [] -%}
     {%- for split in splits -%}{%- do cuts.append({}) -%}{%- endfor -%}
     {%- if native is none -%}{%- set native = spark_clustering._has_extension_function('kdtree_fit') -%}{%- endif -%}
@@ -330,6 +326,17 @@
     {%- set boxes_sql = spark_clustering._layout_boxes_sql(counted if 'workload' in splits else {}, cluster_cols, types) -%}
     {{ return(spark_clustering._call_extension('kdtree_fit', {'rows_sql': rows_sql, 'boxes_sql': boxes_sql, 'files': num_files,
                                                               'splits': splits}, ['tree', 'node', 'column', 'literal'])) }}
+{% endmacro %}
+
+
+{#- {box JSON (keys sorted): how many times `boxes` holds it}: each distinct workload box once. -#}
+{% macro _counted_boxes(boxes) %}
+    {%- set counted = {} -%}
+    {%- for box in boxes -%}
+        {%- set key = tojson(box, sort_keys=true) -%}
+        {%- do counted.update({key: counted.get(key, 0) + 1}) -%}
+    {%- endfor -%}
+    {{ return(counted) }}
 {% endmacro %}
 
 

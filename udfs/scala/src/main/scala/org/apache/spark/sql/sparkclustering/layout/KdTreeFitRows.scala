@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
-import org.apache.spark.sql.types.{BooleanType, IntegerType, LongType, StringType, StructField}
+import org.apache.spark.sql.types.{IntegerType, LongType, StringType, StructField}
 
 /**
  * kdtree_fit(rows_sql, boxes_sql, files, splits): the k-d trees of `cluster_method: auto`
@@ -52,21 +52,7 @@ private[sparkclustering] case class KdTreeFitRows(rowsSql: String, boxesSql: Str
         rows.map(r => if (r.isNullAt(2 * k + c)) null else r.getUTF8String(2 * k + c).toString),
         TypeUtils.getInterpretedOrdering(dt))
     }
-    val boxes = if (boxesSql.trim.isEmpty) Seq.empty else {
-      val (boxFields, boxRows) = collect(spark, boxesSql)
-      if (boxFields.length != 1 + 3 * k || boxFields.head.dataType != LongType || (0 until k).exists(c =>
-          boxFields(1 + 3 * c).dataType != BooleanType || boxFields(2 + 3 * c).dataType != fields(c).dataType ||
-          boxFields(3 + 3 * c).dataType != fields(c).dataType)) {
-        throw SparkClusteringErrors.invalidArgument(f, s"boxes_sql must give 1 + 3 x $k columns: count, then per " +
-          s"column filters (BOOLEAN), lo and hi (the column's type); got ${boxFields.map(_.dataType.simpleString).mkString(", ")}")
-      }
-      boxRows.toSeq.map { r =>
-        new KdTreeFit.Box(r.getLong(0),
-          Array.tabulate(k)(c => r.getBoolean(1 + 3 * c)),
-          Array.tabulate(k)(c => r.get(2 + 3 * c, fields(c).dataType)),
-          Array.tabulate(k)(c => r.get(3 + 3 * c, fields(c).dataType)))
-      }
-    }
+    val boxes = WorkloadBoxes.collect(spark, f, boxesSql, fields.take(k))
     KdTreeFit.fit(columns, boxes, files, splits).zipWithIndex.flatMap { case (cuts, tree) =>
       cuts.toSeq.sortBy(_._1).map { case (node, cut) => Row(tree, node, cut.column, cut.literal) }
     }

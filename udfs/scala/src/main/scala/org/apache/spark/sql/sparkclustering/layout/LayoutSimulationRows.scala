@@ -5,7 +5,7 @@ import org.apache.spark.sql.{Row, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
-import org.apache.spark.sql.types.{BooleanType, IntegerType, LongType}
+import org.apache.spark.sql.types.{IntegerType, LongType}
 
 /**
  * simulate_layouts(rows_sql, boxes_sql, files, placements): the simulation of `cluster_method:
@@ -38,22 +38,7 @@ private[sparkclustering] case class LayoutSimulationRows(rowsSql: String, boxesS
       throw SparkClusteringErrors.invalidArgument(f, s"rows_sql must give the clustering columns, then one BIGINT " +
         s"per placement ($m), got ${fields.map(x => s"${x.name} ${x.dataType.simpleString}").mkString(", ")}")
     }
-    val boxes = if (boxesSql.trim.isEmpty) Seq.empty else {
-      val boxPlan = spark.sql(boxesSql).queryExecution
-      val boxFields = boxPlan.analyzed.schema.fields
-      if (boxFields.length != 1 + 3 * k || boxFields.head.dataType != LongType || (0 until k).exists(c =>
-          boxFields(1 + 3 * c).dataType != BooleanType || boxFields(2 + 3 * c).dataType != fields(c).dataType ||
-          boxFields(3 + 3 * c).dataType != fields(c).dataType)) {
-        throw SparkClusteringErrors.invalidArgument(f, s"boxes_sql must give 1 + 3 x $k columns: count, then per " +
-          s"column filters (BOOLEAN), lo and hi (the column's type); got ${boxFields.map(_.dataType.simpleString).mkString(", ")}")
-      }
-      boxPlan.executedPlan.executeCollect().toSeq.map { r =>
-        new KdTreeFit.Box(r.getLong(0),
-          Array.tabulate(k)(c => r.getBoolean(1 + 3 * c)),
-          Array.tabulate(k)(c => r.get(2 + 3 * c, fields(c).dataType)),
-          Array.tabulate(k)(c => r.get(3 + 3 * c, fields(c).dataType)))
-      }
-    }
+    val boxes = WorkloadBoxes.collect(spark, f, boxesSql, fields.take(k))
     val rows = rowsPlan.executedPlan.executeCollect()
     val values: IndexedSeq[Array[Any]] = (0 until k).map { c =>
       val column: Array[Any] = rows.map(_.get(c, fields(c).dataType))

@@ -80,11 +80,8 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
     // per file, the columns its footer proves exactly (none when it could not be read, and none
     // under a read setting footers do not model: the rows are read as those settings read them)
     val proven = if (ctx.unmodelled.nonEmpty) Map.empty[EntryKey, Entry]
-      else exactFromFooters(spark, conf, format, columns, ctx, toScan, ownWrite && format == "parquet" &&
-        (Option(conf.get(StatisticsTruncateLength)) ++
-          options.collect { case (k, v) if k.equalsIgnoreCase(StatisticsTruncateLength) => v }).forall { v =>
-          Try(v.trim.toInt).toOption.contains(Int.MaxValue)
-        })
+      else exactFromFooters(spark, conf, format, columns, ctx, toScan,
+        stringsWhole = ownWrite && format == "parquet" && writerKeepsStringBoundsWhole(conf, options))
     // a file whose footer proves every column exactly needs no read of its rows
     val fromFooters = proven.filter { case (_, e) => e.columns.size == columns.size }
     val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
@@ -121,6 +118,14 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
 
   /** parquet-mr's setting that cuts string bounds in footers to that many bytes (default: whole). */
   private val StatisticsTruncateLength = "parquet.statistics.truncate.length"
+
+  /** Whether this session's parquet writer keeps string bounds whole: neither its settings (`conf`,
+   *  the session's SQL confs included) nor the table's `options` set a truncation length. */
+  private def writerKeepsStringBoundsWhole(conf: Configuration, options: Map[String, String]): Boolean =
+    (Option(conf.get(StatisticsTruncateLength)) ++
+      options.collect { case (k, v) if k.equalsIgnoreCase(StatisticsTruncateLength) => v }).forall { v =>
+      Try(v.trim.toInt).toOption.contains(Int.MaxValue)
+    }
 
   /** Per file, an entry of the columns its footer proves (read in parallel on the driver, no Spark
    *  job): a column whose exact min and max (or, with no non-NULL value, nothing) and NULL count the
