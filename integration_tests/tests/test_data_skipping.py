@@ -172,7 +172,7 @@ def exact_b_allowed(state: TableState, pred: Pred) -> bool:
         for c in cols:
             kind = BY_KEY[c].kind
             if kind in ("float", "double"):
-                return False  # footer max of floats is not kept (NaN): not "exact" by design
+                return False  # a footer's float max is kept only from some writers: not modelled here
             if kind in ("date", "ts", "ntz") and facts["legacy_datetime"]:
                 return False
             if kind == "ts" and facts["ts_physical"] == "INT96":

@@ -213,7 +213,7 @@ def test_a_recluster_reads_its_files_once(spark, dbt, s, into, cached):
     assert actual(spark, table) == expected(spark, [(0, rows)])
     # the statements of the rewrite: those on the view of the files' rows, or on the staged copy (the
     # measures before and after read metadata: footers, and the clustering columns of files whose
-    # footer has no exact bound, e.g. a double's max, until the statistics sidecar records them)
+    # footer has no exact bound, e.g. a string's, until the statistics sidecar records them)
     rewrite = [(n, sql) for n, sql in reads.per_statement() if f"{alias}__sc_recluster" in sql]
     report = "\n".join(f"{n / size:.2f}x {sql[:200]}" for n, sql in rewrite[:6])
     print(f"\nbytes read per statement of the rewrite ({cached}), x the files' {size:,} B:\n{report}")

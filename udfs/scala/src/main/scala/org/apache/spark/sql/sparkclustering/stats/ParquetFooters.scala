@@ -121,20 +121,34 @@ private[stats] object ParquetFooters extends FooterFormat {
         .filter(m => m.getPath_in_schema != null && m.getPath_in_schema.size == 1)
         .map(m => m.getPath_in_schema.get(0) -> m).toMap
     }
+    val maxHoldsNaN = writerFoldsNaNIntoMax(createdBy)
     val columns = meta.getSchema.getFields.asScala.toIndexedSeq.map { field =>
       val kind = parquetKind(field)
       val stats = if (kind == Other) ColumnStats(None, None, None)
-        else Try(parquetColumn(converter, createdBy, typedOrder, field.asPrimitiveType(), kind, rowGroups.map(_.getNum_rows),
+        else Try(parquetColumn(converter, createdBy, typedOrder, maxHoldsNaN, field.asPrimitiveType(), kind,
+          rowGroups.map(_.getNum_rows),
           chunks.map(_.get(field.getName)))).getOrElse(ColumnStats(None, None, None))
       FooterColumn(field.getName, kind, stats)
     }
     Footer(rowCount, columns, datetimes, byPosition = false, writer = Option(createdBy).getOrElse(""))
   }
 
+  private val ParquetMrVersion = """parquet-mr version (\d+)\.(\d+)\.\d+.*""".r
+
+  /** parquet-mr 1.10 to 1.17 fold NaN into a float / double chunk's max (its comparators order by
+   *  `Double.compare`: NaN is the largest), and parquet's readers, this converter included, drop
+   *  the min and max of a chunk whose bound is NaN. A max such a writer left is then the exact max
+   *  of NaN-free values. Before 1.10 a NaN could be skipped by `>`; from 1.18 NaN is left out of
+   *  min / max and counted apart (nan_count), as other writers leave it out: no max is kept. */
+  private[stats] def writerFoldsNaNIntoMax(createdBy: String): Boolean = Option(createdBy).exists {
+    case ParquetMrVersion(major, minor) => major == "1" && minor.toInt >= 10 && minor.toInt <= 17
+    case _ => false
+  }
+
   /** One column over every row group: a bound is known only if every row group holding a
    *  non-NULL value has it. */
-  private def parquetColumn(converter: ParquetMetadataConverter, createdBy: String, typedOrder: Boolean, p: PrimitiveType,
-      kind: FileKind, rows: IndexedSeq[Long],
+  private def parquetColumn(converter: ParquetMetadataConverter, createdBy: String, typedOrder: Boolean,
+      maxHoldsNaN: Boolean, p: PrimitiveType, kind: FileKind, rows: IndexedSeq[Long],
       chunks: IndexedSeq[Option[org.apache.parquet.format.ColumnMetaData]]): ColumnStats = {
     var lo: Option[Any] = None
     var hi: Option[Any] = None
@@ -193,10 +207,11 @@ private[stats] object ParquetFooters extends FooterFormat {
       }
     }
     val (minOut, maxOut) = kind match {
-      // writers leave NaN out of min/max, but NaN is Spark's largest double: a footer max proves
-      // nothing; a NaN min (from a NaN-first writer) neither
-      case Float32 => (lo.filterNot(_.asInstanceOf[Float].isNaN), None)
-      case Float64 => (lo.filterNot(_.asInstanceOf[Double].isNaN), None)
+      // most writers leave NaN out of min / max, but NaN is Spark's largest double: their max proves
+      // nothing (see writerFoldsNaNIntoMax for those whose max does); a NaN min (from a NaN-first
+      // writer) neither
+      case Float32 => (lo.filterNot(_.asInstanceOf[Float].isNaN), hi.filter(_ => maxHoldsNaN))
+      case Float64 => (lo.filterNot(_.asInstanceOf[Double].isNaN), hi.filter(_ => maxHoldsNaN))
       case _ => (lo, hi)
     }
     ColumnStats(if (loKnown) minOut else None, if (hiKnown) maxOut else None, nulls, cut)

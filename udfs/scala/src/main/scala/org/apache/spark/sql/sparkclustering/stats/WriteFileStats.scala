@@ -86,7 +86,7 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
     val fromFooters = proven.filter { case (_, e) => e.columns.size == columns.size }
     val toRead = toScan.filterNot { case (key, _) => fromFooters.contains(key) }
     // the job reads only the columns some file to read cannot take from its footer (Spark writes
-    // INT96 timestamps without statistics and a double's footer maximum cannot be trusted: a table
+    // INT96 timestamps without statistics, and a double's footer maximum only some writers prove: a table
     // of such columns and many others reads those few, not every column again)
     val scanColumns = columns.filter(c => toRead.exists { case (key, _) => !proven.get(key).exists(_.columns.contains(c.name)) })
     val scanned = if (toRead.isEmpty) Map.empty[EntryKey, Entry]
@@ -130,7 +130,7 @@ private[sparkclustering] case class WriteFileStats(tableName: String, rebuild: B
   /** Per file, an entry of the columns its footer proves (read in parallel on the driver, no Spark
    *  job): a column whose exact min and max (or, with no non-NULL value, nothing) and NULL count the
    *  footer gives. Parquet and orc record the data's own min / max; the values footers cannot be
-   *  trusted for (INT96 and legacy-rebased datetimes, float / double maxima, strings without a
+   *  trusted for (INT96 and legacy-rebased datetimes, float / double maxima of most writers, strings without a
    *  column order, ...) come back unknown from `Footer.toFileStats`, and that column is read
    *  instead. No entry for a file whose footer could not be read. */
   private def exactFromFooters(spark: SparkSession, conf: Configuration, format: String, columns: Seq[StructField],
