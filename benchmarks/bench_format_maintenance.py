@@ -494,7 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     elif skip_natives:
         print("\nnatives skipped (--skip-natives or parquet): no comparison")
     else:
-        print("\nevery native maintenance read fewer files than the package: no comparison at equal or fewer files read")
+        print(f"\nevery native maintenance read fewer files than the {PACKAGE}: no comparison at equal or fewer "
+              f"files read (issue 28's comparison; the cost policy's is per rate, below)")
 
     by_rate = rate_report(layouts, n, args.rates)
     if args.rates:
