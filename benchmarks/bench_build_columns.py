@@ -4,7 +4,7 @@ other benchmarks' (l_shipdate, l_partkey, l_suppkey)).
 
     .venv/bin/python benchmarks/bench_build_columns.py --format delta|iceberg|parquet [--dataset lineitem|store_sales]
         [--sf 1] [--files 64] [--rounds 3] [--sets name,...] [--methods hilbert,auto] [--order-by all|first]
-        [--json build/bench/X.json]
+        [--parquet-timestamps int96|micros] [--json build/bench/X.json]
 
 Rows: TPC-H lineitem or TPC-DS store_sales (common.datasets), read through a view that adds the
 types the TPC tables lack: an int, a timestamp, a double and a string whose values share a long
@@ -19,7 +19,11 @@ stage of the package's build, every statement Spark ran for it (the benchmark wr
 in its own process; dbt-spark's session connection calls it) classified by its SQL (STAGES), wall
 and JVM CPU summed (each statement charged until the next one starts), from the round of the
 fastest build. Ratios are to the CTAS of the same set
-and round kind. Prints markdown tables; asserts only that every build holds the source's rows.
+and round kind. --parquet-timestamps micros: the session writes parquet timestamps as
+TIMESTAMP_MICROS (docs/deployment.md recommends it for plain parquet tables: INT96, Spark's default,
+has no footer statistics, so a plain build's statistics read the timestamp column's rows), for the
+CTAS and the package alike. Prints markdown tables; asserts only that every build holds the
+source's rows.
 """
 from __future__ import annotations
 
@@ -157,11 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--methods", type=lambda s: [x for x in s.split(",") if x], default=["hilbert", "auto"])
     parser.add_argument("--order-by", choices=["all", "first"], default="all",
                         help="the CTAS orders by every column of the set (default) or by its first only")
+    parser.add_argument("--parquet-timestamps", choices=["int96", "micros"], default="int96",
+                        help="spark.sql.parquet.outputTimestampType of the session: INT96 (Spark's default) or TIMESTAMP_MICROS")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     started, load_before = time.monotonic(), os.getloadavg()
     fmt, schema = args.format, f"bench_build_columns_{args.format}"
     spark = format_session(fmt, "bench_build_columns", args.files)
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS" if args.parquet_timestamps == "micros" else "INT96")
     cpu = JvmCpu(spark)
     statements = StatementLog(cpu)
     source, rows = lineitem_source(spark, schema, args.sf, args.dataset)

@@ -14,6 +14,7 @@ import pytest
 from spark_clustering_dev.dbt import dbt_output as harness_dbt_output
 from spark_clustering_dev.layout import fingerprint
 from spark_clustering_dev.paths import WORK
+from spark_clustering_dev.spark import confs
 
 # Own target dir: other processes may run dbt on the same project at the same time.
 TARGET_PATH = WORK / "pytest" / "dbt_target_user_input_errors"
@@ -117,6 +118,51 @@ def test_few_rows_per_file_is_a_warning(spark, dbt, s):
     assert "3000 rows in 10 files is about 300 rows per file (fewer than 1000)" in text, text[-3000:]
     assert "lower cluster_num_files or raise cluster_target_file_rows" in text
     assert fingerprint(spark, f"{s}.small_files") == fingerprint(spark, src)
+
+
+INT96_NOTE = "clustering column ts (timestamp) written as INT96"
+
+
+def footer_ts(path):
+    """(physical type, has min/max) of column `ts` in every row group of a parquet file."""
+    import pyarrow.parquet as pq
+    meta = pq.ParquetFile(urlparse(path).path).metadata
+    found = set()
+    for g in range(meta.num_row_groups):
+        for c in range(meta.num_columns):
+            col = meta.row_group(g).column(c)
+            if col.path_in_schema == "ts":
+                found.add((col.physical_type, bool(col.statistics is not None and col.statistics.has_min_max)))
+    return found
+
+
+def test_a_timestamp_written_as_int96_is_named_with_its_fix(spark, dbt, s):
+    """A parquet model clustered on a timestamp, in a session that writes INT96 (Spark's default):
+    the run says which column and how to fix it, and it is right to: no footer of the table has a
+    bound for that column. Written as TIMESTAMP_MICROS (the fix), every footer has one, the note is
+    not given, and the statistics sidecar is written from footers alone (no column read)."""
+    src = make_table(spark, f"{s}.ts_src", "select id, timestamp_seconds(1600000000 + id * 37) as ts, "
+                                            "cast(id % 89 as int) as b from range(3000)")
+    config = {"cluster_by": ["ts", "b"], "cluster_num_files": 2}
+    with confs(spark, {"spark.sql.parquet.outputTimestampType": "INT96"}):
+        text = build_input(dbt, src, {"alias": "ts_int96", **config})
+    assert INT96_NOTE in text, text[-3000:]
+    assert "spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS in the session" in text
+    assert "input_case: " + INT96_NOTE in text, text[-3000:]
+    files = table_files(spark, f"{s}.ts_int96")
+    assert len(files) == 2 and set().union(*map(footer_ts, files)) == {("INT96", False)}
+    assert fingerprint(spark, f"{s}.ts_int96") == fingerprint(spark, src)
+    rebuilt = spark.sql(f"select * from write_file_stats('{s}.ts_int96', true, true)").collect()[0].asDict()
+    assert rebuilt["columns_scanned"] == ["ts"], rebuilt
+
+    with confs(spark, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+        text = build_input(dbt, src, {"alias": "ts_micros", **config})
+    assert INT96_NOTE not in text, text[-3000:]
+    files = table_files(spark, f"{s}.ts_micros")
+    assert len(files) == 2 and set().union(*map(footer_ts, files)) == {("INT64", True)}
+    assert fingerprint(spark, f"{s}.ts_micros") == fingerprint(spark, src)
+    rebuilt = spark.sql(f"select * from write_file_stats('{s}.ts_micros', true, true)").collect()[0].asDict()
+    assert rebuilt["columns_scanned"] == [], rebuilt
 
 
 BAD_RECLUSTER_CONFIGS = [

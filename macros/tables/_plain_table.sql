@@ -36,6 +36,7 @@
 
 
 {% macro _plain_build_write(target, existing, plan, cfg, lease) %}
+    {%- do spark_clustering._plain_int96_note(plan, cfg) -%}
     {%- set staging = spark_clustering._sidecar_relation(target, 'staging') -%}
     {%- set build_location = spark_clustering._build_location(target, cfg) -%}
     {% call statement('main') -%}
@@ -49,6 +50,32 @@
     {%- do spark_clustering._validate_staging(staging, plan, cfg, file_stats) -%}
     {%- set released = spark_clustering.swap_relation(staging, target, existing, lease, 'clustered_table ' ~ model.name) -%}
     {%- if not released -%}{%- do spark_clustering._table_lease_release(lease) -%}{%- endif -%}
+{% endmacro %}
+
+
+{#- A parquet table clustered on a timestamp, written as INT96 (Spark's default
+    spark.sql.parquet.outputTimestampType): INT96 has no usable footer statistics, so no reader
+    that skips by footers (Spark without the extension, DuckDB, pyarrow, Trino) can skip files on
+    that column, and each build's statistics read its rows. The setting is the session's, shared
+    by every model of the run (and by a Thrift server's other statements), so the package says so
+    and leaves it; one statement, only on a parquet model with a timestamp clustering column. -#}
+{% macro _plain_int96_note(plan, cfg) %}
+    {%- if cfg.file_format != 'parquet' -%}{{ return(none) }}{%- endif -%}
+    {%- set names = [] -%}
+    {%- for col in plan.columns if col.name in plan.cluster_by and col.type == 'timestamp' -%}
+        {%- do names.append(col.name) -%}
+    {%- endfor -%}
+    {%- if not names -%}{{ return(none) }}{%- endif -%}
+    {%- set row = run_query('set spark.sql.parquet.outputTimestampType').rows[0] -%}
+    {%- if (row[1] | string | upper) == 'INT96' -%}
+        {{ log('spark_clustering: ' ~ model.name ~ ': clustering column' ~ ('s ' if names | length > 1 else ' ') ~ names | join(', ')
+               ~ ' (timestamp) written as INT96 (spark.sql.parquet.outputTimestampType, the Spark default), which has no'
+               ~ ' footer statistics: readers that skip by footers (Spark without the extension of the package, DuckDB,'
+               ~ ' pyarrow) cannot skip files on it, and each build reads its rows for the statistics sidecar. Set'
+               ~ ' spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS in the session (the profile'
+               ~ ' server_side_parameters, or spark-defaults.conf of the server) unless a reader of the table needs'
+               ~ ' INT96 (Hive before 3, old Impala)', info=true) }}
+    {%- endif -%}
 {% endmacro %}
 
 
