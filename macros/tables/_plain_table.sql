@@ -74,7 +74,7 @@
                ~ ' pyarrow) cannot skip files on it, and each build reads its rows for the statistics sidecar. Set'
                ~ ' spark.sql.parquet.outputTimestampType=TIMESTAMP_MICROS in the session (the profile'
                ~ ' server_side_parameters, or spark-defaults.conf of the server) unless a reader of the table needs'
-               ~ ' INT96 (Hive before 3, old Impala)', info=true) }}
+               ~ ' INT96 (an older Hive or Impala)', info=true) }}
     {%- endif -%}
 {% endmacro %}
 
