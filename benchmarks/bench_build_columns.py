@@ -13,7 +13,7 @@ a string; each dataset's first set is the other benchmarks' columns. Per set, ro
 the package's `clustered_table` (the benchmarks' format_table model, --methods; `auto` with a
 declared workload of 20 boxes drawn from sampled values of the set's columns) and `CREATE TABLE ...
 AS SELECT ... ORDER BY` the set's columns (--order-by first: its first column only), each a new
-table of the format with --files files (shuffle partitions). Reported per build: wall seconds and the Spark JVM's CPU seconds (utime +
+table of the format with --files files (shuffle partitions). Reported per build: the bytes of its data files, wall seconds and the Spark JVM's CPU seconds (utime +
 stime of the driver JVM, where local mode runs every task), the fastest round of each; and per
 stage of the package's build, every statement Spark ran for it (the benchmark wraps SparkSession.sql
 in its own process; dbt-spark's session connection calls it) classified by its SQL (STAGES), wall
@@ -199,13 +199,15 @@ def main(argv: list[str] | None = None) -> int:
                 log = []
                 wall, used = with_cpu(cpu, lambda: timed(lambda: log.extend(statements.record(build))))
                 assert spark.sql(f"select count(*) from {table}").first()[0] == rows, (set_name, method)
-                builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used or 0.0, "statements": log})
+                builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used or 0.0, "statements": log,
+                                                                   "bytes": table_bytes(spark, table)})
             drop_table(spark, fmt, f"{schema}.ctas_order_by")
             order = columns if args.order_by == "all" else columns[:1]
             wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
                 f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")))
             assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
-            builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": []})
+            builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
+                                                           "bytes": table_bytes(spark, f"{schema}.ctas_order_by")})
         summary = {}
         for name, runs in builds.items():
             best = min(runs, key=lambda r: r["wall"])
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                 s["wall"] += wall
                 s["cpu"] += used
             slowest = sorted(best["statements"], key=lambda e: -e[1])[:5]
-            summary[name] = {"wall": round(best["wall"], 2), "cpu": round(min(r["cpu"] for r in runs), 2),
+            summary[name] = {"wall": round(best["wall"], 2), "cpu": round(min(r["cpu"] for r in runs), 2), "bytes": best["bytes"],
                              "walls": [round(r["wall"], 2) for r in runs], "cpus": [round(r["cpu"], 2) for r in runs],
                              "stages": {k: {"statements": v["statements"], "wall": round(v["wall"], 2), "cpu": round(v["cpu"], 2)}
                                         for k, v in stages.items()},
@@ -229,14 +231,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def table_bytes(spark, table: str) -> int:
+    """The bytes of the table's data files (from its metadata: the jar's table_data_files). A write
+    costs what it writes: which rows share a file decides how well its columns compress (TPC-DS
+    store_sales ordered by its sale time: 174 MB; by item first: 265 MB)."""
+    return int(spark.sql(f"select coalesce(sum(file_size), 0) from table_data_files('{table}')").first()[0])
+
+
 def print_set(name: str, columns: list[str], summary: dict) -> None:
     ctas = summary["CTAS ORDER BY"]
     print(f"\n### {name}: ({', '.join(columns)})\n")
-    print("| build | wall s | / CTAS | JVM CPU s | / CTAS | rounds (wall) |")
-    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    print("| build | wall s | / CTAS | JVM CPU s | / CTAS | MB written | / CTAS | rounds (wall) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for build, s in summary.items():
         print(f"| {build} | {s['wall']:.1f} | {s['wall'] / ctas['wall']:.2f}x | {s['cpu']:.1f} | "
-              f"{(s['cpu'] / ctas['cpu']) if ctas['cpu'] else 0:.2f}x | {', '.join(f'{w:.1f}' for w in s['walls'])} |")
+              f"{(s['cpu'] / ctas['cpu']) if ctas['cpu'] else 0:.2f}x | {s['bytes'] / 1e6:.1f} | {s['bytes'] / ctas['bytes']:.2f}x | "
+              f"{', '.join(f'{w:.1f}' for w in s['walls'])} |")
     stage_names = [n for n, _ in STAGES] + ["other"]
     print("\n| build | " + " | ".join(stage_names) + " |")
     print("| --- |" + " ---: |" * len(stage_names))
