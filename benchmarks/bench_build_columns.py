@@ -13,7 +13,8 @@ a string; each dataset's first set is the other benchmarks' columns. Per set, ro
 the package's `clustered_table` (the benchmarks' format_table model, --methods; `auto` with a
 declared workload of 20 boxes drawn from sampled values of the set's columns) and `CREATE TABLE ...
 AS SELECT ... ORDER BY` the set's columns (--order-by first: its first column only), each a new
-table of the format with --files files (shuffle partitions). Reported per build: the bytes of its data files, wall seconds and the Spark JVM's CPU seconds (utime +
+table of the format with --files files (shuffle partitions). Reported per build: the bytes of its data files (a write costs what it writes: which rows share a
+file decides how well its columns compress), wall seconds and the Spark JVM's CPU seconds (utime +
 stime of the driver JVM, where local mode runs every task), the fastest round of each; and per
 stage of the package's build, every statement Spark ran for it (the benchmark wraps SparkSession.sql
 in its own process; dbt-spark's session connection calls it) classified by its SQL (STAGES), wall
@@ -39,7 +40,7 @@ from pathlib import Path
 from common import BENCH
 from common.datasets import lineitem_source
 from common.dbt import dbt_runner
-from common.formats import drop_table, format_session
+from common.formats import drop_table, format_session, table_bytes
 from common.machine import write_results
 from common.timing import JvmCpu, timed, with_cpu
 
@@ -167,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started, load_before = time.monotonic(), os.getloadavg()
     fmt, schema = args.format, f"bench_build_columns_{args.format}"
-    spark = format_session(fmt, "bench_build_columns", args.files)
-    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS" if args.parquet_timestamps == "micros" else "INT96")
+    spark = format_session(fmt, "bench_build_columns", args.files, {
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS" if args.parquet_timestamps == "micros" else "INT96"})
     cpu = JvmCpu(spark)
     statements = StatementLog(cpu)
     source, rows = lineitem_source(spark, schema, args.sf, args.dataset)
@@ -200,14 +201,14 @@ def main(argv: list[str] | None = None) -> int:
                 wall, used = with_cpu(cpu, lambda: timed(lambda: log.extend(statements.record(build))))
                 assert spark.sql(f"select count(*) from {table}").first()[0] == rows, (set_name, method)
                 builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used or 0.0, "statements": log,
-                                                                   "bytes": table_bytes(spark, table)})
+                                                                   "bytes": table_bytes(spark, fmt, table)})
             drop_table(spark, fmt, f"{schema}.ctas_order_by")
             order = columns if args.order_by == "all" else columns[:1]
             wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
                 f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")))
             assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
             builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
-                                                           "bytes": table_bytes(spark, f"{schema}.ctas_order_by")})
+                                                           "bytes": table_bytes(spark, fmt, f"{schema}.ctas_order_by")})
         summary = {}
         for name, runs in builds.items():
             best = min(runs, key=lambda r: r["wall"])
@@ -229,13 +230,6 @@ def main(argv: list[str] | None = None) -> int:
         args.json = BENCH / f"build_columns_{fmt}_{args.dataset}.json"
     write_results(args.json, spark, args, started, load_before, rows=rows, sets=results)
     return 0
-
-
-def table_bytes(spark, table: str) -> int:
-    """The bytes of the table's data files (from its metadata: the jar's table_data_files). A write
-    costs what it writes: which rows share a file decides how well its columns compress (TPC-DS
-    store_sales ordered by its sale time: 174 MB; by item first: 265 MB)."""
-    return int(spark.sql(f"select coalesce(sum(file_size), 0) from table_data_files('{table}')").first()[0])
 
 
 def print_set(name: str, columns: list[str], summary: dict) -> None:

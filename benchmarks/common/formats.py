@@ -50,6 +50,9 @@ def bytes_read(df) -> int:
 
 
 def table_bytes(spark, fmt: str, table: str) -> int:
+    """The bytes of the table's data files, from its metadata (a plain table: the jar's table_data_files)."""
+    if fmt == "parquet":
+        return int(spark.sql(f"select coalesce(sum(file_size), 0) from table_data_files('{table}')").first()[0])
     if fmt == "delta":
         return int(spark.sql(f"describe detail {table}").first()["sizeInBytes"])
     return int(spark.sql(f"select sum(file_size_in_bytes) from {table}.files").first()[0])
