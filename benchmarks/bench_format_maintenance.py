@@ -313,8 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     spark.sql(f"create or replace temporary view base_rows as select * from {batch(0)}")
     drop_table(spark, fmt, f"{schema}.m_plain")
     spark.sql(f"create table {schema}.m_plain using {fmt} as select /*+ repartition({args.files}) */ * from base_rows")
-    target = max(1, (sum(live(spark, fmt, f"{schema}.m_plain").values()) if fmt == "parquet"
-                     else table_bytes(spark, fmt, f"{schema}.m_plain")) // args.files)
+    target = max(1, table_bytes(spark, fmt, f"{schema}.m_plain") // args.files)
     drop_table(spark, fmt, f"{schema}.m_plain")
     if fmt == "delta":
         spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(target))
