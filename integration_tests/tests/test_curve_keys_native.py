@@ -246,6 +246,11 @@ RANGE_CASES = {
         f"CAST(({h(9, 200001)} - 100000) / 100 AS DECIMAL(12, 2))",
         "v", sql_cast("DECIMAL(12, 2)"), object, [Decimal("0.00"), Decimal("-1000.00")],
     ),
+    # Over 18 digits: compared as decimals, not as unscaled longs.
+    "wide_decimal": (
+        f"CAST(({h(12, 200001)} - 100000) * 1000000007 / 1000 AS DECIMAL(24, 4))",
+        "v", sql_cast("DECIMAL(24, 4)"), object, [Decimal("0.0000"), Decimal("-99999999999999999.9999")],
+    ),
     "binary": (
         f"substr(unhex(lpad(hex({h(10, 1 << 24)}), 6, '0')), 1, CAST(1 + {h(11, 3)} AS INT))",
         "v", lambda v: f"X'{bytes(v).hex()}'", object, [b"\x7f", b"\x80", b"\x80", b"\xff\xff\xff"],

@@ -9,8 +9,8 @@ import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGe
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.catalyst.util.{ArrayData, TypeUtils}
-import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, DateType, DoubleType, FloatType, IntegerType,
-  LongType, NullType, ShortType, TimestampNTZType, TimestampType}
+import org.apache.spark.sql.types.{ArrayType, ByteType, DataType, DateType, Decimal, DecimalType, DoubleType,
+  FloatType, IntegerType, LongType, NullType, ShortType, TimestampNTZType, TimestampType}
 
 /**
  * range_id(value, boundaries): 0 for NULL, else 1 + the number of boundaries <= value, using
@@ -88,14 +88,25 @@ case class RangeId(value: Expression, boundaries: Expression) extends BinaryExpr
 
   private def genConstant(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     val dt = compareType
-    val javaType = CodeGenerator.javaType(dt)
+    // A decimal of up to 18 digits is searched as its unscaled long: Decimal.compare allocates two
+    // BigDecimals whenever one side was built from a BigDecimal (every literal boundary is), which
+    // made range_id on a decimal(7,2) column 2.5x its cost on an int.
+    val compactDecimal = dt match {
+      case d: DecimalType if d.precision <= Decimal.MAX_LONG_DIGITS => Some(d)
+      case _ => None
+    }
+    val javaType = if (compactDecimal.isDefined) "long" else CodeGenerator.javaType(dt)
     // Typed array (double[], UTF8String[], ...) so the search compares without boxing.
-    val typed = RangeIdSupport.toTypedArray(boundaries.eval(), dt)
+    val typed = compactDecimal match {
+      case Some(d) => RangeIdSupport.toUnscaledLongs(boundaries.eval(), d)
+      case None => RangeIdSupport.toTypedArray(boundaries.eval(), dt)
+    }
     val ref = ctx.addReferenceObj("rangeIdBoundaries", typed, s"$javaType[]")
     val bounds = ctx.addMutableState(s"$javaType[]", "rangeIdBoundaries", v => s"$v = $ref;",
       forceInline = true)
-    // Primitive `<=` agrees with Spark's ordering for integral/date/timestamp values, and for
-    // floating point once a NaN value (greater than or equal to everything) is answered up front.
+    // Primitive `<=` agrees with Spark's ordering for integral/date/timestamp values (and unscaled
+    // decimals of one scale), and for floating point once a NaN value (greater than or equal to
+    // everything) is answered up front.
     val nanCheck = dt match {
       case DoubleType | FloatType => "if (v != v) return b.length + 1;"
       case _ => ""
@@ -103,6 +114,7 @@ case class RangeId(value: Expression, boundaries: Expression) extends BinaryExpr
     def lessOrEqual(element: String): String = dt match {
       case ByteType | ShortType | IntegerType | LongType | DateType | TimestampType | TimestampNTZType |
            DoubleType | FloatType => s"$element <= v"
+      case _ if compactDecimal.isDefined => s"$element <= v"
       case _ => s"${ctx.genComp(dt, element, "v")} <= 0"
     }
     val search = ctx.freshName("rangeIdSearch")
@@ -125,9 +137,13 @@ case class RangeId(value: Expression, boundaries: Expression) extends BinaryExpr
          |  return base + ((${lessOrEqual("b[base]")}) ? 2 : 1);
          |}""".stripMargin)
     val v = value.genCode(ctx)
+    val searched = compactDecimal match {
+      case Some(d) => s"${RangeIdSupport.className}.unscaledFloor(${v.value}, ${d.scale})"
+      case None => v.value.toString
+    }
     ev.copy(code = code"""
       |${v.code}
-      |final int ${ev.value} = ${v.isNull} ? 0 : $searchFn($bounds, ${v.value});""".stripMargin,
+      |final int ${ev.value} = ${v.isNull} ? 0 : $searchFn($bounds, $searched);""".stripMargin,
       isNull = FalseLiteral)
   }
 
@@ -196,6 +212,16 @@ object RangeIdSupport {
     }
     typed
   }
+
+  /** The boundaries of a decimal of at most 18 digits as unscaled longs at the type's scale. */
+  def toUnscaledLongs(boundaries: Any, dt: DecimalType): Array[Long] =
+    toObjectArray(boundaries, dt).map(b => unscaledFloor(b.asInstanceOf[Decimal], dt.scale))
+
+  /** The unscaled long of `d` at `scale`, rounded down: a boundary b at that scale is <= d exactly
+   *  when it is <= this. A value of a DecimalType(p, s) column has scale s (the common case). */
+  def unscaledFloor(d: Decimal, scale: Int): Long =
+    if (d.scale == scale) d.toUnscaledLong
+    else d.toJavaBigDecimal.setScale(scale, java.math.RoundingMode.FLOOR).unscaledValue.longValueExact
 
   /** Number of elements <= v (numpy searchsorted side='right'). */
   def upperBound(bounds: Array[AnyRef], v: Any, ordering: Ordering[Any]): Int = {

@@ -57,4 +57,16 @@ class RangeIdTest {
     // numpy.searchsorted([1, 3, 3, 5], v, side="right") for v = 0..6
     assertEquals(Seq(0, 1, 1, 3, 3, 4, 4), (0 to 6).map(v => RangeIdSupport.upperBound(bounds, v, ordering)))
   }
+
+  @Test def aDecimalIsSearchedAsItsUnscaledLongRoundedDown(): Unit = {
+    // At the type's scale the unscaled long itself; at a finer scale rounded down, so that a
+    // boundary b at the type's scale is <= the value exactly when it is <= the rounded value.
+    assertEquals(12345L, RangeIdSupport.unscaledFloor(Decimal(BigDecimal("123.45")), 2))
+    assertEquals(-12345L, RangeIdSupport.unscaledFloor(Decimal(BigDecimal("-123.45")), 2))
+    assertEquals(12345L, RangeIdSupport.unscaledFloor(Decimal(BigDecimal("123.459")), 2))
+    assertEquals(-12346L, RangeIdSupport.unscaledFloor(Decimal(BigDecimal("-123.451")), 2))
+    assertEquals(12300L, RangeIdSupport.unscaledFloor(Decimal(BigDecimal("123")), 2))
+    val boundaries = Literal.create(Seq(Decimal(BigDecimal("-1.50")), Decimal(BigDecimal("2.25"))), ArrayType(DecimalType(7, 2)))
+    assertArrayEquals(Array(-150L, 225L), RangeIdSupport.toUnscaledLongs(boundaries.eval(), DecimalType(7, 2)))
+  }
 }
