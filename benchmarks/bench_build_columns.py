@@ -13,7 +13,9 @@ a string; each dataset's first set is the other benchmarks' columns. Per set, ro
 the package's `clustered_table` (the benchmarks' format_table model, --methods; `auto` with a
 declared workload of 20 boxes drawn from sampled values of the set's columns) and `CREATE TABLE ...
 AS SELECT ... ORDER BY` the set's columns (--order-by first: its first column only), each a new
-table of the format with --files files (shuffle partitions). Reported per build: the bytes of its data files (a write costs what it writes: which rows share a
+table of the format with --files files (shuffle partitions), and the same rows written with no order
+(`/*+ REPARTITION(files) */`, no sort): what any layout that does not follow the table's own order
+costs at least, without a key or a fixed stage. Reported per build: the bytes of its data files (a write costs what it writes: which rows share a
 file decides how well its columns compress), wall seconds and the Spark JVM's CPU seconds (utime +
 stime of the driver JVM, where local mode runs every task), the fastest round of each; and per
 stage of the package's build, every statement Spark ran for it (the benchmark wraps SparkSession.sql
@@ -57,6 +59,8 @@ TYPED = {
         cast(ss_net_paid as double) as ss_net_paid_double,
         concat('customers/loyalty-program/account-number/', lpad(cast(ss_customer_sk as string), 10, '0')) as ss_customer_path""",
 }
+# The reference write with no order (see where it is built)
+UNORDERED = "CTAS REPARTITION, no order"
 # Clustering column sets per dataset: the types each covers
 SETS = {
     "lineitem": {
@@ -209,6 +213,14 @@ def main(argv: list[str] | None = None) -> int:
             assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
             builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
                                                            "bytes": table_bytes(spark, fmt, f"{schema}.ctas_order_by")})
+            # The floor of a layout that does not follow the table's own order: the same rows in
+            # --files files, shuffled, no order, no key, no fixed stages.
+            drop_table(spark, fmt, f"{schema}.ctas_no_order")
+            wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
+                f"create table {schema}.ctas_no_order using {fmt} as select /*+ REPARTITION({args.files}) */ * from {view}")))
+            assert spark.sql(f"select count(*) from {schema}.ctas_no_order").first()[0] == rows
+            builds.setdefault(UNORDERED, []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
+                                                     "bytes": table_bytes(spark, fmt, f"{schema}.ctas_no_order")})
         summary = {}
         for name, runs in builds.items():
             best = min(runs, key=lambda r: r["wall"])
@@ -245,7 +257,7 @@ def print_set(name: str, columns: list[str], summary: dict) -> None:
     print("\n| build | " + " | ".join(stage_names) + " |")
     print("| --- |" + " ---: |" * len(stage_names))
     for build, s in summary.items():
-        if build == "CTAS ORDER BY":
+        if build in ("CTAS ORDER BY", UNORDERED):
             continue
         cells = []
         for n in stage_names:
