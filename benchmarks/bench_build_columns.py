@@ -191,6 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     for set_name, columns in sets.items():
         workload = sampled_workload(spark, view, columns, 20, seed=len(results) + 1)
         builds = {}
+
+        def reference(name: str, table: str, select: str) -> None:
+            """One timed `CREATE TABLE ... AS <select>` of the format, a build of `builds[name]`."""
+            drop_table(spark, fmt, f"{schema}.{table}")
+            wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(f"create table {schema}.{table} using {fmt} as {select}")))
+            assert spark.sql(f"select count(*) from {schema}.{table}").first()[0] == rows, (set_name, name)
+            builds.setdefault(name, []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
+                                                "bytes": table_bytes(spark, fmt, f"{schema}.{table}")})
         for _ in range(args.rounds):
             for method in args.methods:
                 table = f"{schema}.package_{method}"
@@ -206,21 +214,11 @@ def main(argv: list[str] | None = None) -> int:
                 assert spark.sql(f"select count(*) from {table}").first()[0] == rows, (set_name, method)
                 builds.setdefault(f"package {method}", []).append({"wall": wall, "cpu": used or 0.0, "statements": log,
                                                                    "bytes": table_bytes(spark, fmt, table)})
-            drop_table(spark, fmt, f"{schema}.ctas_order_by")
             order = columns if args.order_by == "all" else columns[:1]
-            wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
-                f"create table {schema}.ctas_order_by using {fmt} as select * from {view} order by {', '.join(order)}")))
-            assert spark.sql(f"select count(*) from {schema}.ctas_order_by").first()[0] == rows
-            builds.setdefault("CTAS ORDER BY", []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
-                                                           "bytes": table_bytes(spark, fmt, f"{schema}.ctas_order_by")})
+            reference("CTAS ORDER BY", "ctas_order_by", f"select * from {view} order by {', '.join(order)}")
             # The floor of a layout that does not follow the table's own order: the same rows in
             # --files files, shuffled, no order, no key, no fixed stages.
-            drop_table(spark, fmt, f"{schema}.ctas_no_order")
-            wall, used = with_cpu(cpu, lambda: timed(lambda: spark.sql(
-                f"create table {schema}.ctas_no_order using {fmt} as select /*+ REPARTITION({args.files}) */ * from {view}")))
-            assert spark.sql(f"select count(*) from {schema}.ctas_no_order").first()[0] == rows
-            builds.setdefault(UNORDERED, []).append({"wall": wall, "cpu": used or 0.0, "statements": [],
-                                                     "bytes": table_bytes(spark, fmt, f"{schema}.ctas_no_order")})
+            reference(UNORDERED, "ctas_no_order", f"select /*+ REPARTITION({args.files}) */ * from {view}")
         summary = {}
         for name, runs in builds.items():
             best = min(runs, key=lambda r: r["wall"])
